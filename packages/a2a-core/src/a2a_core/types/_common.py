@@ -1,0 +1,37 @@
+"""Field types shared by the v1.0 structs: constrained strings and integers, timestamps."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Annotated, Any
+
+import msgspec
+
+__all__ = [
+    "HistoryLength",
+    "Int32",
+    "NonEmptyStr",
+    "PageSize",
+    "Struct",
+    "to_utc",
+]
+
+#: A REQUIRED string: present and not empty (proto ``field_behavior = REQUIRED``).
+NonEmptyStr = Annotated[str, msgspec.Meta(min_length=1)]
+#: A proto ``int32``.
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
+#: ``historyLength``: 0 means no history; negative values are invalid (DIGEST §9.4).
+HistoryLength = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+#: ``pageSize`` of ListTasks: 1..100 (DIGEST §3).
+PageSize = Annotated[int, msgspec.Meta(ge=1, le=100)]
+#: A ``google.protobuf.Struct``: a JSON object with arbitrary keys, never renamed.
+Struct = dict[str, Any]
+
+
+def to_utc(value: _dt.datetime) -> _dt.datetime:
+    """Normalise a timestamp to UTC; a naive one (v0.3 examples omit ``Z``) is taken as UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=_dt.UTC)
+    if value.utcoffset() == _dt.timedelta(0) and value.tzinfo is _dt.UTC:
+        return value
+    return value.astimezone(_dt.UTC)
