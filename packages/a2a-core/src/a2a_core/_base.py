@@ -27,7 +27,8 @@ class WireStruct(
 
     msgspec applies ``kw_only`` only to the fields of the class that sets it, so every
     subclass repeats ``kw_only=True`` (required members may then follow defaulted ones
-    and keep the proto field order on the wire).
+    and keep the proto field order on the wire), and ``frozen=True`` so that type checkers
+    (which see Structs as dataclasses) know the subclass is frozen too.
     """
 
     #: Names of the fields that form a oneof group (exactly one must be set), if any.
@@ -50,7 +51,9 @@ def check_oneof(value: WireStruct) -> None:
     defaults = _oneof_defaults(cls)
     present = [name for name, default in defaults.items() if _is_set(getattr(value, name), default)]
     if len(present) != 1:
-        names = ", ".join(cls.__struct_encode_fields__[cls.__struct_fields__.index(n)] for n in defaults)
+        names = ", ".join(
+            cls.__struct_encode_fields__[cls.__struct_fields__.index(n)] for n in defaults
+        )
         found = "none" if not present else str(len(present))
         raise ValueError(f"{cls.__name__} needs exactly one of: {names} (found {found})")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import msgspec
 from msgspec import inspect as mi
@@ -68,12 +68,16 @@ def decode(data: bytes | bytearray | memoryview | str | msgspec.Raw, type_: type
             return _typed_decoder(type_).decode(data)
         except msgspec.ValidationError:
             pass  # maybe only lenient-path input (integer enums, nulls...): try that
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise DecodeError(_json_error_message(exc), malformed_json=True) from None
+        except RecursionError:
+            raise DecodeError("JSON nesting too deep", malformed_json=True) from None
     try:
         generic = _generic_decoder.decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise DecodeError(_json_error_message(exc), malformed_json=True) from None
+    except RecursionError:
+        raise DecodeError("JSON nesting too deep", malformed_json=True) from None
     return convert(generic, type_)
 
 
@@ -87,16 +91,18 @@ def convert(obj: Any, type_: type[T]) -> T:
         raise DecodeError("JSON nesting too deep", malformed_json=False) from None
 
 
-def _typed_decoder(type_: Any) -> msgspec.json.Decoder[Any]:
+def _typed_decoder(type_: type[T]) -> msgspec.json.Decoder[T]:
     decoder = _typed_decoders.get(type_)
     if decoder is None:
         decoder = _typed_decoders[type_] = msgspec.json.Decoder(type_)
-    return decoder
+    return cast("msgspec.json.Decoder[T]", decoder)
 
 
-def _json_error_message(exc: msgspec.DecodeError) -> str:
+def _json_error_message(exc: Exception) -> str:
     # msgspec's messages ("JSON is malformed: invalid character (byte 3)") name positions,
-    # never content, so they are safe to return.
+    # never content, so they are safe to return; a UTF-8 error's text quotes bytes: not shown.
+    if isinstance(exc, UnicodeDecodeError):
+        return "JSON is malformed: invalid UTF-8"
     return str(exc) or "JSON is malformed"
 
 

@@ -17,7 +17,7 @@ import msgspec
 from hypothesis import strategies as st
 from msgspec import inspect as mi
 
-from ..types import Message, Part, Role, Task
+from a2a_core.types import Message, Part, Role, Task
 
 __all__ = ["json_values", "messages", "parts", "strategy_for", "tasks"]
 
@@ -43,8 +43,10 @@ def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
     )
     return st.recursive(
         scalars,
-        lambda inner: st.lists(inner, max_size=_MAX_ITEMS)
-        | st.dictionaries(st.text(max_size=8), inner, max_size=_MAX_ITEMS),
+        lambda inner: (
+            st.lists(inner, max_size=_MAX_ITEMS)
+            | st.dictionaries(st.text(max_size=8), inner, max_size=_MAX_ITEMS)
+        ),
         max_leaves=max_leaves,
     )
 
@@ -75,7 +77,7 @@ def tasks() -> st.SearchStrategy[Task]:
     return strategy_for(Task)
 
 
-def _from_info(info: mi.Type) -> st.SearchStrategy[Any]:  # noqa: PLR0911 - one case per kind
+def _from_info(info: mi.Type) -> st.SearchStrategy[Any]:
     if isinstance(info, mi.Metadata):
         return _from_info(info.type)
     if isinstance(info, mi.StructType):
@@ -139,6 +141,6 @@ def _struct(info: mi.StructType) -> st.SearchStrategy[Any]:
 
 def round_trips(value: msgspec.Struct) -> bool:
     """True when ``value`` encodes and decodes back to an equal value (for quick checks)."""
-    from ..codec import decode, encode
+    from a2a_core.codec import decode, encode
 
     return bool(decode(encode(value), type(value)) == value)

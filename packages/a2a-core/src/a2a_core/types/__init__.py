@@ -114,5 +114,7 @@ __all__ = [
 
 #: Every wire struct of the v1.0 model, for tests, strategies and documentation.
 ALL_STRUCTS: tuple[type, ...] = tuple(
-    obj for name in __all__ if isinstance(obj := globals()[name], type) and hasattr(obj, "__struct_fields__")
+    obj
+    for name in __all__
+    if isinstance(obj := globals()[name], type) and hasattr(obj, "__struct_fields__")
 )

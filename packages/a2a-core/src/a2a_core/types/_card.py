@@ -7,7 +7,8 @@ from typing import Annotated
 import msgspec
 from msgspec import field
 
-from .._base import WireStruct, check_oneof
+from a2a_core._base import WireStruct, check_oneof
+
 from ._common import NonEmptyStr, Struct
 
 __all__ = [
@@ -49,7 +50,7 @@ class TransportProtocol:
     HTTP_JSON = "HTTP+JSON"
 
 
-class AgentInterface(WireStruct, kw_only=True):
+class AgentInterface(WireStruct, kw_only=True, frozen=True):
     """One endpoint of the agent: a URL, the binding it speaks, and the protocol version."""
 
     url: NonEmptyStr
@@ -62,7 +63,7 @@ class AgentInterface(WireStruct, kw_only=True):
     """``Major.Minor`` of the A2A version served there, e.g. ``1.0``."""
 
 
-class AgentProvider(WireStruct, kw_only=True):
+class AgentProvider(WireStruct, kw_only=True, frozen=True):
     """The organisation behind the agent."""
 
     url: str
@@ -71,7 +72,7 @@ class AgentProvider(WireStruct, kw_only=True):
     """The provider's name."""
 
 
-class AgentExtension(WireStruct, kw_only=True):
+class AgentExtension(WireStruct, kw_only=True, frozen=True):
     """A protocol extension the agent supports."""
 
     uri: str = ""
@@ -84,7 +85,7 @@ class AgentExtension(WireStruct, kw_only=True):
     """Extension-specific configuration."""
 
 
-class AgentCapabilities(WireStruct, kw_only=True):
+class AgentCapabilities(WireStruct, kw_only=True, frozen=True):
     """Optional features; an absent capability counts as false, a set one is always emitted."""
 
     streaming: bool | None = None
@@ -97,21 +98,21 @@ class AgentCapabilities(WireStruct, kw_only=True):
     """An extended card is served to authenticated callers."""
 
 
-class StringList(WireStruct, kw_only=True):
+class StringList(WireStruct, kw_only=True, frozen=True):
     """A list of strings (a proto wrapper, used for scopes in security requirements)."""
 
     list: _Strings = field(default_factory=_new_strings)
     """The strings."""
 
 
-class SecurityRequirement(WireStruct, kw_only=True):
+class SecurityRequirement(WireStruct, kw_only=True, frozen=True):
     """Schemes (by name) and the scopes each needs; all of them must be satisfied."""
 
     schemes: dict[str, StringList] = field(default_factory=dict)
     """Scheme name -> required scopes."""
 
 
-class AgentSkill(WireStruct, kw_only=True):
+class AgentSkill(WireStruct, kw_only=True, frozen=True):
     """Something the agent can do."""
 
     id: str
@@ -132,7 +133,7 @@ class AgentSkill(WireStruct, kw_only=True):
     """Security needed for this skill in particular."""
 
 
-class AgentCardSignature(WireStruct, kw_only=True):
+class AgentCardSignature(WireStruct, kw_only=True, frozen=True):
     """A JWS signature over the card (RFC 7515, JSON-canonicalised payload)."""
 
     protected: str
@@ -143,7 +144,7 @@ class AgentCardSignature(WireStruct, kw_only=True):
     """The unprotected header."""
 
 
-class APIKeySecurityScheme(WireStruct, kw_only=True):
+class APIKeySecurityScheme(WireStruct, kw_only=True, frozen=True):
     """An API key sent in a query parameter, a header or a cookie."""
 
     description: str = ""
@@ -154,7 +155,7 @@ class APIKeySecurityScheme(WireStruct, kw_only=True):
     """Name of the parameter, header or cookie."""
 
 
-class HTTPAuthSecurityScheme(WireStruct, kw_only=True):
+class HTTPAuthSecurityScheme(WireStruct, kw_only=True, frozen=True):
     """HTTP authentication (RFC 7235), e.g. ``Bearer``."""
 
     description: str = ""
@@ -165,7 +166,7 @@ class HTTPAuthSecurityScheme(WireStruct, kw_only=True):
     """A hint for the bearer token's format, e.g. ``JWT``."""
 
 
-class AuthorizationCodeOAuthFlow(WireStruct, kw_only=True):
+class AuthorizationCodeOAuthFlow(WireStruct, kw_only=True, frozen=True):
     """OAuth 2.0 authorization code flow."""
 
     authorization_url: str
@@ -180,7 +181,7 @@ class AuthorizationCodeOAuthFlow(WireStruct, kw_only=True):
     """PKCE (RFC 7636) is required."""
 
 
-class ClientCredentialsOAuthFlow(WireStruct, kw_only=True):
+class ClientCredentialsOAuthFlow(WireStruct, kw_only=True, frozen=True):
     """OAuth 2.0 client credentials flow."""
 
     token_url: str
@@ -191,7 +192,7 @@ class ClientCredentialsOAuthFlow(WireStruct, kw_only=True):
     """Scope -> description."""
 
 
-class ImplicitOAuthFlow(WireStruct, kw_only=True):
+class ImplicitOAuthFlow(WireStruct, kw_only=True, frozen=True):
     """OAuth 2.0 implicit flow (deprecated)."""
 
     authorization_url: str = ""
@@ -202,7 +203,7 @@ class ImplicitOAuthFlow(WireStruct, kw_only=True):
     """Scope -> description."""
 
 
-class PasswordOAuthFlow(WireStruct, kw_only=True):
+class PasswordOAuthFlow(WireStruct, kw_only=True, frozen=True):
     """OAuth 2.0 resource owner password flow (deprecated)."""
 
     token_url: str = ""
@@ -213,7 +214,7 @@ class PasswordOAuthFlow(WireStruct, kw_only=True):
     """Scope -> description."""
 
 
-class DeviceCodeOAuthFlow(WireStruct, kw_only=True):
+class DeviceCodeOAuthFlow(WireStruct, kw_only=True, frozen=True):
     """OAuth 2.0 device authorization flow (RFC 8628)."""
 
     device_authorization_url: str
@@ -226,7 +227,7 @@ class DeviceCodeOAuthFlow(WireStruct, kw_only=True):
     """Scope -> description."""
 
 
-class OAuthFlows(WireStruct, kw_only=True):
+class OAuthFlows(WireStruct, kw_only=True, frozen=True):
     """Exactly one OAuth 2.0 flow (a oneof in v1.0; v0.3 allowed several)."""
 
     __oneof__ = ("authorization_code", "client_credentials", "implicit", "password", "device_code")
@@ -246,7 +247,7 @@ class OAuthFlows(WireStruct, kw_only=True):
         check_oneof(self)
 
 
-class OAuth2SecurityScheme(WireStruct, kw_only=True):
+class OAuth2SecurityScheme(WireStruct, kw_only=True, frozen=True):
     """OAuth 2.0."""
 
     description: str = ""
@@ -257,7 +258,7 @@ class OAuth2SecurityScheme(WireStruct, kw_only=True):
     """RFC 8414 authorization server metadata URL."""
 
 
-class OpenIdConnectSecurityScheme(WireStruct, kw_only=True):
+class OpenIdConnectSecurityScheme(WireStruct, kw_only=True, frozen=True):
     """OpenID Connect discovery."""
 
     description: str = ""
@@ -266,14 +267,14 @@ class OpenIdConnectSecurityScheme(WireStruct, kw_only=True):
     """The OpenID Connect discovery URL."""
 
 
-class MutualTlsSecurityScheme(WireStruct, kw_only=True):
+class MutualTlsSecurityScheme(WireStruct, kw_only=True, frozen=True):
     """Mutual TLS."""
 
     description: str = ""
     """Human-readable description."""
 
 
-class SecurityScheme(WireStruct, kw_only=True):
+class SecurityScheme(WireStruct, kw_only=True, frozen=True):
     """One security scheme; the member name is the discriminator (exactly one is set)."""
 
     __oneof__ = (
@@ -302,7 +303,7 @@ class SecurityScheme(WireStruct, kw_only=True):
 NonEmptyInterfaces = Annotated[list[AgentInterface], msgspec.Meta(min_length=1)]
 
 
-class AgentCard(WireStruct, kw_only=True):
+class AgentCard(WireStruct, kw_only=True, frozen=True):
     """The agent's self-description, served at ``/.well-known/agent-card.json``.
 
     REQUIRED members have no default, so they are always emitted (the signing rules of

@@ -13,7 +13,8 @@ import datetime as _dt
 import msgspec
 from msgspec import field
 
-from .._base import WireStruct
+from a2a_core._base import WireStruct
+
 from ._common import HistoryLength, Int32, NonEmptyStr, PageSize, Struct, to_utc
 from ._enums import TaskState
 from ._task import Message, Task
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 
-class AuthenticationInfo(WireStruct, kw_only=True):
+class AuthenticationInfo(WireStruct, kw_only=True, frozen=True):
     """Credentials the server sends to a push-notification webhook."""
 
     scheme: NonEmptyStr
@@ -45,8 +46,11 @@ class AuthenticationInfo(WireStruct, kw_only=True):
     """The credentials, sent as ``Authorization: <scheme> <credentials>``."""
 
 
-class TaskPushNotificationConfig(WireStruct, kw_only=True):
-    """A webhook that receives a task's events (also the CreateTaskPushNotificationConfig request)."""
+class TaskPushNotificationConfig(WireStruct, kw_only=True, frozen=True):
+    """A webhook that receives a task's events.
+
+    This flat shape is also the request of CreateTaskPushNotificationConfig.
+    """
 
     tenant: str = ""
     """Tenant the request is routed to."""
@@ -62,7 +66,7 @@ class TaskPushNotificationConfig(WireStruct, kw_only=True):
     """Credentials for the webhook."""
 
 
-class SendMessageConfiguration(WireStruct, kw_only=True):
+class SendMessageConfiguration(WireStruct, kw_only=True, frozen=True):
     """How the server should handle a sent message."""
 
     accepted_output_modes: list[str] = field(default_factory=list)
@@ -75,7 +79,7 @@ class SendMessageConfiguration(WireStruct, kw_only=True):
     """Return at once instead of waiting for a terminal or interrupted state."""
 
 
-class SendMessageRequest(WireStruct, kw_only=True):
+class SendMessageRequest(WireStruct, kw_only=True, frozen=True):
     """SendMessage and SendStreamingMessage."""
 
     tenant: str = ""
@@ -88,7 +92,7 @@ class SendMessageRequest(WireStruct, kw_only=True):
     """Free-form request metadata."""
 
 
-class GetTaskRequest(WireStruct, kw_only=True):
+class GetTaskRequest(WireStruct, kw_only=True, frozen=True):
     """GetTask."""
 
     tenant: str = ""
@@ -99,7 +103,7 @@ class GetTaskRequest(WireStruct, kw_only=True):
     """At most this many recent messages (0: none; unset: the server's default)."""
 
 
-class ListTasksRequest(WireStruct, kw_only=True):
+class ListTasksRequest(WireStruct, kw_only=True, frozen=True):
     """ListTasks: filters, a cursor and how much of each task to return."""
 
     tenant: str = ""
@@ -125,7 +129,7 @@ class ListTasksRequest(WireStruct, kw_only=True):
             msgspec.structs.force_setattr(self, "status_timestamp_after", utc)
 
 
-class ListTasksResponse(WireStruct, kw_only=True):
+class ListTasksResponse(WireStruct, kw_only=True, frozen=True):
     """A page of tasks; all four members are always emitted (DIGEST §3)."""
 
     tasks: list[Task]
@@ -138,7 +142,7 @@ class ListTasksResponse(WireStruct, kw_only=True):
     """How many tasks matched before paging."""
 
 
-class CancelTaskRequest(WireStruct, kw_only=True):
+class CancelTaskRequest(WireStruct, kw_only=True, frozen=True):
     """CancelTask."""
 
     tenant: str = ""
@@ -149,7 +153,7 @@ class CancelTaskRequest(WireStruct, kw_only=True):
     """Free-form request metadata."""
 
 
-class SubscribeToTaskRequest(WireStruct, kw_only=True):
+class SubscribeToTaskRequest(WireStruct, kw_only=True, frozen=True):
     """SubscribeToTask."""
 
     tenant: str = ""
@@ -158,7 +162,7 @@ class SubscribeToTaskRequest(WireStruct, kw_only=True):
     """The task id."""
 
 
-class GetTaskPushNotificationConfigRequest(WireStruct, kw_only=True):
+class GetTaskPushNotificationConfigRequest(WireStruct, kw_only=True, frozen=True):
     """GetTaskPushNotificationConfig."""
 
     tenant: str = ""
@@ -169,7 +173,7 @@ class GetTaskPushNotificationConfigRequest(WireStruct, kw_only=True):
     """The config id."""
 
 
-class DeleteTaskPushNotificationConfigRequest(WireStruct, kw_only=True):
+class DeleteTaskPushNotificationConfigRequest(WireStruct, kw_only=True, frozen=True):
     """DeleteTaskPushNotificationConfig."""
 
     tenant: str = ""
@@ -180,7 +184,7 @@ class DeleteTaskPushNotificationConfigRequest(WireStruct, kw_only=True):
     """The config id."""
 
 
-class ListTaskPushNotificationConfigsRequest(WireStruct, kw_only=True):
+class ListTaskPushNotificationConfigsRequest(WireStruct, kw_only=True, frozen=True):
     """ListTaskPushNotificationConfigs."""
 
     task_id: NonEmptyStr
@@ -193,7 +197,7 @@ class ListTaskPushNotificationConfigsRequest(WireStruct, kw_only=True):
     """Tenant the request is routed to."""
 
 
-class ListTaskPushNotificationConfigsResponse(WireStruct, kw_only=True):
+class ListTaskPushNotificationConfigsResponse(WireStruct, kw_only=True, frozen=True):
     """A page of push-notification configs."""
 
     configs: list[TaskPushNotificationConfig] = field(default_factory=list)
@@ -202,7 +206,7 @@ class ListTaskPushNotificationConfigsResponse(WireStruct, kw_only=True):
     """Cursor of the next page; empty on the last page."""
 
 
-class GetExtendedAgentCardRequest(WireStruct, kw_only=True):
+class GetExtendedAgentCardRequest(WireStruct, kw_only=True, frozen=True):
     """GetExtendedAgentCard (``params`` may be omitted entirely)."""
 
     tenant: str = ""

@@ -8,7 +8,8 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
-from .._base import WireStruct, check_oneof
+from a2a_core._base import WireStruct, check_oneof
+
 from ._common import NonEmptyStr, Struct, to_utc
 from ._enums import Role, TaskState
 
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 
-class Part(WireStruct, kw_only=True):
+class Part(WireStruct, kw_only=True, frozen=True):
     """One piece of content: exactly one of ``text``, ``raw``, ``url`` or ``data``.
 
     ``data`` is a ``google.protobuf.Value``, so any JSON value (``null`` included) is a set
@@ -56,7 +57,7 @@ class Part(WireStruct, kw_only=True):
 NonEmptyParts = Annotated[list[Part], msgspec.Meta(min_length=1)]
 
 
-class Message(WireStruct, kw_only=True):
+class Message(WireStruct, kw_only=True, frozen=True):
     """One turn of communication between a client and an agent."""
 
     message_id: NonEmptyStr
@@ -81,7 +82,7 @@ class Message(WireStruct, kw_only=True):
             raise ValueError("Message.role must be ROLE_USER or ROLE_AGENT")
 
 
-class TaskStatus(WireStruct, kw_only=True):
+class TaskStatus(WireStruct, kw_only=True, frozen=True):
     """A task's state, with an optional message and the time it was recorded."""
 
     state: TaskState
@@ -96,7 +97,7 @@ class TaskStatus(WireStruct, kw_only=True):
             msgspec.structs.force_setattr(self, "timestamp", to_utc(self.timestamp))
 
 
-class Artifact(WireStruct, kw_only=True):
+class Artifact(WireStruct, kw_only=True, frozen=True):
     """An output of a task: one or more parts with an id unique within the task."""
 
     artifact_id: NonEmptyStr
@@ -113,7 +114,7 @@ class Artifact(WireStruct, kw_only=True):
     """URIs of the extensions that contributed to this artifact."""
 
 
-class Task(WireStruct, kw_only=True):
+class Task(WireStruct, kw_only=True, frozen=True):
     """The unit of work an agent performs for a client."""
 
     id: NonEmptyStr
@@ -130,7 +131,7 @@ class Task(WireStruct, kw_only=True):
     """Free-form metadata."""
 
 
-class TaskStatusUpdateEvent(WireStruct, kw_only=True):
+class TaskStatusUpdateEvent(WireStruct, kw_only=True, frozen=True):
     """A streamed change of a task's status (v1.0 has no ``final`` flag: the stream closes)."""
 
     task_id: NonEmptyStr
@@ -143,7 +144,7 @@ class TaskStatusUpdateEvent(WireStruct, kw_only=True):
     """Free-form metadata."""
 
 
-class TaskArtifactUpdateEvent(WireStruct, kw_only=True):
+class TaskArtifactUpdateEvent(WireStruct, kw_only=True, frozen=True):
     """A streamed artifact, or a chunk of one when ``append`` is set."""
 
     task_id: NonEmptyStr
@@ -160,7 +161,7 @@ class TaskArtifactUpdateEvent(WireStruct, kw_only=True):
     """Free-form metadata."""
 
 
-class SendMessageResponse(WireStruct, kw_only=True):
+class SendMessageResponse(WireStruct, kw_only=True, frozen=True):
     """The result of SendMessage: exactly one of ``task`` or ``message``."""
 
     __oneof__ = ("task", "message")
@@ -174,7 +175,7 @@ class SendMessageResponse(WireStruct, kw_only=True):
         check_oneof(self)
 
 
-class StreamResponse(WireStruct, kw_only=True):
+class StreamResponse(WireStruct, kw_only=True, frozen=True):
     """One event of a stream (or one webhook body): exactly one member is set."""
 
     __oneof__ = ("task", "message", "status_update", "artifact_update")

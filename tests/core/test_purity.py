@@ -1,0 +1,94 @@
+"""L0 and L1 stay pure: no event loop, no web framework, no clock, no logging setup.
+
+Two checks, so that neither an indirect import nor a lazy one inside a function slips by:
+the source of every pure module is scanned for forbidden imports and calls, and importing
+all of them in a fresh interpreter must leave the forbidden modules unloaded.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import a2a_core
+
+PACKAGE_ROOT = Path(a2a_core.__file__).parent
+# The async runtime (L2) and the test helpers are the only parts allowed to do I/O or use anyio.
+IMPURE_PARTS = {"server", "runtime", "testing"}
+FORBIDDEN_MODULES = {
+    "asyncio",
+    "anyio",
+    "trio",
+    "starlette",
+    "aiohttp",
+    "socket",
+    "logging.config",
+    "threading",
+}
+# The standard library loads `socket` and `threading` on its own (importlib.metadata does), so
+# the fresh-interpreter check looks only for the event loops and frameworks.
+NEVER_LOADED = {"asyncio", "anyio", "trio", "starlette", "aiohttp"}
+FORBIDDEN_CALLS = {
+    ("time", "time"),
+    ("time", "monotonic"),
+    ("datetime", "now"),
+    ("datetime", "utcnow"),
+    ("date", "today"),
+    ("logging", "basicConfig"),
+}
+
+
+def _pure_modules() -> list[Path]:
+    return sorted(
+        path
+        for path in PACKAGE_ROOT.rglob("*.py")
+        if not (set(path.relative_to(PACKAGE_ROOT).parts[:-1]) | {path.stem}) & IMPURE_PARTS
+    )
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_pure_modules_are_found() -> None:
+    names = {_module_name(p) for p in _pure_modules()}
+    assert {"a2a_core.types", "a2a_core.codec", "a2a_core._base"} <= names
+
+
+@pytest.mark.parametrize("path", _pure_modules(), ids=_module_name)
+def test_source_has_no_forbidden_imports_or_calls(path: Path) -> None:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            names = []
+        for name in names:
+            top = {name, name.split(".")[0]}
+            assert not top & FORBIDDEN_MODULES, f"{path.name}:{node.lineno} imports {name}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            owner_name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            call = (owner_name.lstrip("_").removeprefix("dt"), node.func.attr)
+            assert call not in FORBIDDEN_CALLS, f"{path.name}:{node.lineno} calls {call}"
+
+
+def test_importing_the_pure_core_loads_no_forbidden_module() -> None:
+    modules = [_module_name(p) for p in _pure_modules()]
+    script = (
+        "import sys\n"
+        + "".join(f"import {m}\n" for m in modules)
+        + f"bad = sorted(m for m in {sorted(NEVER_LOADED)!r} if m in sys.modules)\n"
+        + "print(','.join(bad))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
