@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypeAlias, TypeVar, overload
 
 import msgspec
 from msgspec import inspect as mi
@@ -30,6 +30,8 @@ from msgspec import inspect as mi
 __all__ = ["DecodeError", "convert", "decode", "encode"]
 
 T = TypeVar("T")
+#: What `decode` reads: JSON text as bytes (or any buffer), a str, or a msgspec.Raw slice.
+_Data: TypeAlias = bytes | bytearray | memoryview | str | msgspec.Raw
 
 _encoder: Final = msgspec.json.Encoder()
 _generic_decoder: Final = msgspec.json.Decoder()
@@ -59,7 +61,11 @@ def encode(value: Any) -> bytes:
     return _encoder.encode(value)
 
 
-def decode(data: bytes | bytearray | memoryview | str | msgspec.Raw, type_: type[T]) -> T:
+@overload
+def decode(data: _Data, type_: type[T]) -> T: ...
+@overload
+def decode(data: _Data, type_: Any) -> Any: ...
+def decode(data: _Data, type_: Any) -> Any:
     """Decode JSON into ``type_`` with ProtoJSON's input rules; raise :class:`DecodeError`."""
     if isinstance(data, str):
         data = data.encode()
@@ -81,7 +87,11 @@ def decode(data: bytes | bytearray | memoryview | str | msgspec.Raw, type_: type
     return convert(generic, type_)
 
 
-def convert(obj: Any, type_: type[T]) -> T:
+@overload
+def convert(obj: Any, type_: type[T]) -> T: ...
+@overload
+def convert(obj: Any, type_: Any) -> Any: ...
+def convert(obj: Any, type_: Any) -> Any:
     """Convert already-parsed JSON (dicts, lists, scalars) into ``type_``, leniently."""
     try:
         return msgspec.convert(_node_for(type_)(obj), type_)
@@ -91,11 +101,11 @@ def convert(obj: Any, type_: type[T]) -> T:
         raise DecodeError("JSON nesting too deep", malformed_json=False) from None
 
 
-def _typed_decoder(type_: type[T]) -> msgspec.json.Decoder[T]:
+def _typed_decoder(type_: Any) -> msgspec.json.Decoder[Any]:
     decoder = _typed_decoders.get(type_)
     if decoder is None:
         decoder = _typed_decoders[type_] = msgspec.json.Decoder(type_)
-    return cast("msgspec.json.Decoder[T]", decoder)
+    return decoder
 
 
 def _json_error_message(exc: Exception) -> str:
@@ -144,9 +154,15 @@ def _build(info: mi.Type) -> _Node:
     if isinstance(info, mi.IntType):
         return _int_value
     if isinstance(info, mi.UnionType):
-        # Our unions are `X | None` (and `X | UNSET`, which introspection already elides).
+        # `X | None` (`X | UNSET` is already elided by introspection), or a tagged union of
+        # structs (the v0.3 `kind` unions), whose member is picked by its tag value.
         others = [t for t in info.types if not isinstance(t, mi.NoneType)]
-        return _build(others[0]) if len(others) == 1 else _identity
+        if len(others) == 1:
+            return _build(others[0])
+        tagged = [t for t in others if isinstance(t, mi.StructType) and t.tag_field]
+        if tagged and len(tagged) == len(others):
+            return _tagged_union_node(tagged)
+        return _identity
     return _identity
 
 
@@ -168,10 +184,14 @@ def _struct_node(info: mi.StructType) -> _Node:
     cls = info.cls
     placeholder: dict[str, tuple[str, _Node, bool]] = {}
 
+    tag_field = info.tag_field
+
     def node(value: Any) -> Any:
         if not isinstance(value, dict):
             return value  # convert() reports the type error with its path
         out: dict[str, Any] = {}
+        if tag_field is not None and tag_field in value:
+            out[tag_field] = value[tag_field]  # kept so that convert() checks it
         for key, item in value.items():
             target = placeholder.get(key)
             if target is None:
@@ -187,6 +207,24 @@ def _struct_node(info: mi.StructType) -> _Node:
         entry = (f.encode_name, _build(f.type), _is_nullable(f.type))
         for alias in {f.encode_name, f.name, _snake(f.encode_name)}:
             placeholder[alias] = entry
+    return node
+
+
+def _tagged_union_node(members: list[mi.StructType]) -> _Node:
+    by_tag: dict[Any, _Node] = {}
+    tag_fields = {m.tag_field for m in members}
+    for member in members:
+        by_tag[member.tag] = _node_for(member.cls)
+
+    def node(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        for tag_field in tag_fields:
+            member = by_tag.get(value.get(tag_field))
+            if member is not None:
+                return member(value)
+        return value  # unknown or missing tag: convert() says which
+
     return node
 
 
@@ -212,6 +250,8 @@ def _dict_node(item: _Node) -> _Node:
 
 def _enum_node(cls: type[enum.Enum]) -> _Node:
     members = list(cls)  # declared in proto-number order
+    if not all(isinstance(m.value, str) and m.value.isupper() for m in members):
+        return _identity  # not a proto enum (the v0.3 lowercase ones): no integer form
 
     def node(value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(members):

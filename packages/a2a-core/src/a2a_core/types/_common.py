@@ -29,9 +29,16 @@ Struct = dict[str, Any]
 
 
 def to_utc(value: _dt.datetime) -> _dt.datetime:
-    """Normalise a timestamp to UTC; a naive one (v0.3 examples omit ``Z``) is taken as UTC."""
+    """Normalise a timestamp to UTC; a naive one (v0.3 examples omit ``Z``) is taken as UTC.
+
+    Raises ``ValueError`` (InvalidParams when decoding) for a time whose UTC form falls
+    outside years 1..9999, such as ``0001-01-01T00:00:00+01:00``.
+    """
     if value.tzinfo is None:
         return value.replace(tzinfo=_dt.UTC)
-    if value.utcoffset() == _dt.timedelta(0) and value.tzinfo is _dt.UTC:
+    if value.tzinfo is _dt.UTC:
         return value
-    return value.astimezone(_dt.UTC)
+    try:
+        return value.astimezone(_dt.UTC)
+    except OverflowError:
+        raise ValueError("timestamp out of range once converted to UTC") from None
