@@ -1,0 +1,137 @@
+"""The HTTP values that adapters exchange with the core: one request shape, two reply shapes.
+
+An adapter turns its framework's request into an :class:`HttpRequest`, hands it to the core,
+and writes back whatever it gets: an :class:`HttpResponse` (one body) or an
+:class:`SseResponse` (an async iterator of ready-made frames). These are the only shapes an
+adapter ever sees, which is what keeps adapters short and alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import parse_qsl
+
+__all__ = ["Headers", "HttpRequest", "HttpResponse", "SseResponse"]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Headers:
+    """Immutable, case-insensitive multi-valued headers, in the order received.
+
+    Adapters pass ``(name, value)`` pairs as ``str`` or latin-1 ``bytes`` (the ASGI form).
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Iterable[tuple[str | bytes, str | bytes]] = ()) -> None:
+        self._items: tuple[tuple[str, str], ...] = tuple(
+            (_text(name).lower(), _text(value)) for name, value in items
+        )
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """The first value of a header, or ``default``."""
+        key = name.lower()
+        for item_name, value in self._items:
+            if item_name == key:
+                return value
+        return default
+
+    def get_all(self, name: str) -> list[str]:
+        """Every value of a header, in order (repeated headers are not joined)."""
+        key = name.lower()
+        return [value for item_name, value in self._items if item_name == key]
+
+    def items(self) -> tuple[tuple[str, str], ...]:
+        """All ``(lower-case name, value)`` pairs."""
+        return self._items
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Headers) and other._items == self._items
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __repr__(self) -> str:
+        return f"Headers({list(self._items)!r})"
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode("latin-1") if isinstance(value, bytes) else value
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One HTTP request, as the adapter received it, relative to where the core is mounted."""
+
+    method: str
+    """The HTTP method, upper-case (``GET``, ``POST``...)."""
+    path: str
+    """The path below the mount point, starting with ``/`` (``/`` for the mount itself), still
+    percent-encoded as it arrived (ASGI ``raw_path``), so that an id containing ``%2F`` is
+    not mistaken for two path segments."""
+    query: str = ""
+    """The raw, still percent-encoded query string, without the ``?``."""
+    headers: Headers = field(default_factory=Headers)
+    """The request headers."""
+    body: bytes = b""
+    """The body. Adapters read at most ``max_body_size + 1`` bytes, so that an oversized body
+    is answered by the core, in the protocol's order of checks, without reading it all."""
+    identity: Any = None
+    """The authenticated caller, as set by upstream middleware; ``None`` for anonymous."""
+    base_url: str | None = None
+    """Public URL of the mount point for this request (per-request override), or ``None``."""
+    metadata: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """Per-request metadata set by upstream middleware (merged over the server's)."""
+
+    def query_params(self) -> list[tuple[str, str]]:
+        """The decoded query parameters in order (repeated names kept)."""
+        return parse_qsl(self.query, keep_blank_values=True)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResponse:
+    """A complete response: status, headers and body."""
+
+    status: int
+    """The HTTP status code."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Header pairs, in order; names lower-case."""
+    body: bytes = b""
+    """The body (empty for 304, HEAD and similar)."""
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header, for tests and adapters."""
+        key = name.lower()
+        return next((value for item, value in self.headers if item == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class SseResponse:
+    """A Server-Sent Events response: the status, headers, then frames as they are produced.
+
+    Each item of ``frames`` is one or more complete SSE frames, ready to write; the stream ends
+    when the iterator does. Adapters write every item and flush; when the client goes away
+    they stop iterating and close the iterator (``aclose``), which never affects the task.
+    """
+
+    status: int
+    """The HTTP status code (200)."""
+    headers: tuple[tuple[str, str], ...]
+    """Header pairs; names lower-case."""
+    frames: AsyncIterator[bytes]
+    """The frames, as bytes."""
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header."""
+        key = name.lower()
+        return next((value for item, value in self.headers if item == key), None)

@@ -1,0 +1,591 @@
+"""The sans-IO server protocol: :class:`ServerProtocol` (L1, pure and synchronous).
+
+One object, configured once, owns everything between request bytes and reply bytes:
+
+- ``receive_request(HttpRequest)`` returns a ready :class:`HttpResponse` (the agent card, a
+  304, a 404/405, any protocol error) or a typed :class:`Call` for the runtime to execute;
+- ``reply_result(call, value)`` and ``reply_error(call, exc)`` encode the outcome in the
+  call's binding and dialect;
+- ``open_event_stream(call)`` returns the encoder of a streamed reply, which refuses events
+  after the stream finished.
+
+Checks run in one fixed order on every RPC (DESIGN): route -> version -> required
+extensions -> extension activation (reply headers are set from here on) -> body size ->
+JSON nesting -> envelope -> method -> params -> capability. Nothing here does I/O, reads a
+clock or raises on client input; a developer mistake (no base URL for the card, a result of
+the wrong type) raises :class:`LocalProtocolError`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from a2a_core import codec, rest
+from a2a_core.agent_card import AgentCardPublisher, CardOptions, ServedInterface
+from a2a_core.call import Binding, Call, CallRequest, merge_metadata
+from a2a_core.compat.v0_3 import convert as v03c
+from a2a_core.compat.v0_3 import types as v03
+from a2a_core.errors import (
+    A2AError,
+    ExtendedAgentCardNotConfiguredError,
+    HttpStatusTable,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    LocalProtocolError,
+    MethodNotFoundError,
+    PushNotificationNotSupportedError,
+    TableName,
+    UnsupportedOperationError,
+    VersionNotSupportedError,
+)
+from a2a_core.extensions import (
+    activate_extensions,
+    extension_response_headers,
+    requested_extensions,
+)
+from a2a_core.http import HttpRequest, HttpResponse
+from a2a_core.jsonrpc import (
+    Dialect,
+    JsonRpcFailure,
+    JsonRpcId,
+    NotificationPolicy,
+    Operation,
+    decode_request,
+    encode_error,
+    encode_result,
+    lookup_method,
+)
+from a2a_core.sse import STREAM_HEADERS, EventStream, ends_stream
+from a2a_core.types import (
+    AgentCard,
+    AgentExtension,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetExtendedAgentCardRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+    TransportProtocol,
+)
+from a2a_core.versions import DEFAULT_VERSIONS, negotiate_version
+
+__all__ = ["DEFAULT_MAX_BODY_SIZE", "DEFAULT_MAX_JSON_DEPTH", "ServerProtocol"]
+
+#: Largest request body accepted (8 MiB).
+DEFAULT_MAX_BODY_SIZE: Final = 8 * 1024 * 1024
+#: Deepest JSON nesting accepted; far beyond any real request, far below the recursion limit.
+DEFAULT_MAX_JSON_DEPTH: Final = 64
+
+_JSON: Final = "application/json"
+_JSON_HEADERS: Final = (("content-type", _JSON),)
+
+# --- what each operation reads and returns -------------------------------------------------
+
+#: v1.0 params struct of each operation.
+_V1_PARAMS: Final[Mapping[Operation, type[Any]]] = {
+    Operation.SEND_MESSAGE: SendMessageRequest,
+    Operation.SEND_STREAMING_MESSAGE: SendMessageRequest,
+    Operation.GET_TASK: GetTaskRequest,
+    Operation.LIST_TASKS: ListTasksRequest,
+    Operation.CANCEL_TASK: CancelTaskRequest,
+    Operation.SUBSCRIBE_TO_TASK: SubscribeToTaskRequest,
+    Operation.CREATE_PUSH_CONFIG: TaskPushNotificationConfig,
+    Operation.GET_PUSH_CONFIG: GetTaskPushNotificationConfigRequest,
+    Operation.LIST_PUSH_CONFIGS: ListTaskPushNotificationConfigsRequest,
+    Operation.DELETE_PUSH_CONFIG: DeleteTaskPushNotificationConfigRequest,
+    Operation.GET_EXTENDED_CARD: GetExtendedAgentCardRequest,
+}
+
+#: v0.3 params struct of each operation, and its conversion to the v1.0 request.
+_V03_PARAMS: Final[Mapping[Operation, tuple[type[Any], Callable[[Any], CallRequest]]]] = {
+    Operation.SEND_MESSAGE: (v03.MessageSendParams, v03c.send_params_to_v1),
+    Operation.SEND_STREAMING_MESSAGE: (v03.MessageSendParams, v03c.send_params_to_v1),
+    Operation.GET_TASK: (v03.TaskQueryParams, v03c.get_task_params_to_v1),
+    Operation.CANCEL_TASK: (v03.TaskIdParams, v03c.cancel_params_to_v1),
+    Operation.SUBSCRIBE_TO_TASK: (v03.TaskIdParams, v03c.subscribe_params_to_v1),
+    Operation.CREATE_PUSH_CONFIG: (v03.TaskPushNotificationConfig, v03c.task_push_config_to_v1),
+    Operation.GET_PUSH_CONFIG: (
+        v03.GetTaskPushNotificationConfigParams,
+        v03c.get_push_config_params_to_v1,
+    ),
+    Operation.LIST_PUSH_CONFIGS: (
+        v03.ListTaskPushNotificationConfigParams,
+        v03c.list_push_config_params_to_v1,
+    ),
+    Operation.DELETE_PUSH_CONFIG: (
+        v03.DeleteTaskPushNotificationConfigParams,
+        v03c.delete_push_config_params_to_v1,
+    ),
+}
+
+#: The result type each operation's reply must be given (``None`` for delete).
+_RESULT_TYPES: Final[Mapping[Operation, tuple[type[Any], ...]]] = {
+    Operation.SEND_MESSAGE: (SendMessageResponse,),
+    Operation.GET_TASK: (Task,),
+    Operation.LIST_TASKS: (ListTasksResponse,),
+    Operation.CANCEL_TASK: (Task,),
+    Operation.CREATE_PUSH_CONFIG: (TaskPushNotificationConfig,),
+    Operation.GET_PUSH_CONFIG: (TaskPushNotificationConfig,),
+    Operation.LIST_PUSH_CONFIGS: (ListTaskPushNotificationConfigsResponse,),
+    Operation.DELETE_PUSH_CONFIG: (type(None),),
+    Operation.GET_EXTENDED_CARD: (AgentCard,),
+}
+
+_PUSH_OPERATIONS: Final = frozenset(
+    {
+        Operation.CREATE_PUSH_CONFIG,
+        Operation.GET_PUSH_CONFIG,
+        Operation.LIST_PUSH_CONFIGS,
+        Operation.DELETE_PUSH_CONFIG,
+    }
+)
+_STREAM_OPERATIONS: Final = frozenset(
+    {Operation.SEND_STREAMING_MESSAGE, Operation.SUBSCRIBE_TO_TASK}
+)
+
+# A JSON string (skipped whole, escapes included) or one bracket: scanning these tokens finds
+# the nesting depth without a Python-level step per byte.
+_JSON_TOKENS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def json_depth_exceeds(body: bytes, limit: int) -> bool:
+    """True when ``body`` nests arrays/objects deeper than ``limit`` (any bytes accepted)."""
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False  # cannot be deeper than the number of openers
+    depth = 0
+    for match in _JSON_TOKENS.finditer(body):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return False
+
+
+def _join_path(*parts: str) -> str:
+    return "/" + "/".join(p.strip("/") for p in parts if p.strip("/"))
+
+
+class ServerProtocol:
+    """The A2A server protocol for one agent, as a pure object.
+
+    Parameters:
+        card: The public agent card. ``supported_interfaces`` may be left empty: the
+            interfaces this object serves are filled in (with absolute URLs) per base URL.
+        base_url: The public URL where the adapter is mounted (e.g. ``https://host/a2a``).
+            May be left out when every request carries one (``HttpRequest.base_url``).
+        last_modified: ``Last-Modified`` of the card (the runtime passes its start time).
+        jsonrpc_path: Where JSON-RPC is served (``None``: not served).
+        rest_path: Prefix of the REST routes (``""``: at the mount root; ``None``: not served).
+        card_path: Where the public card is served (``None``: not served).
+        card_cache_control: ``Cache-Control`` of the card.
+        legacy_card_fields: Add the v0.3 top-level fields to the card (for v0.3-era clients).
+        versions: The A2A versions served (Major.Minor).
+        strict_versions: Refuse a method whose dialect is not the negotiated version.
+        extensions: Extensions declared in the card (``required`` ones are enforced).
+        extended_card_configured: An extended card is available (GetExtendedAgentCard).
+        max_body_size: Largest request body, in bytes.
+        max_json_depth: Deepest JSON nesting accepted.
+        metadata: Server-wide metadata merged under every call's metadata.
+        error_table: The edition of the HTTP status mapping for REST errors.
+        rest_content_type: Content type of REST replies (``application/a2a+json`` by option).
+        notifications: What to do with JSON-RPC notifications (see ``jsonrpc``).
+    """
+
+    def __init__(
+        self,
+        card: AgentCard,
+        *,
+        last_modified: _dt.datetime,
+        base_url: str | None = None,
+        jsonrpc_path: str | None = "/",
+        rest_path: str | None = "",
+        card_path: str | None = "/.well-known/agent-card.json",
+        card_cache_control: str = "public, max-age=300",
+        legacy_card_fields: bool = False,
+        versions: Sequence[str] = DEFAULT_VERSIONS,
+        strict_versions: bool = False,
+        extensions: Sequence[AgentExtension] = (),
+        extended_card_configured: bool = False,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
+        metadata: Mapping[str, Any] | None = None,
+        error_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
+        rest_content_type: str = rest.JSON_CONTENT_TYPE,
+        notifications: NotificationPolicy = "reject",
+    ) -> None:
+        self.versions: tuple[str, ...] = tuple(versions)
+        self.strict_versions = strict_versions
+        self.extensions: tuple[AgentExtension, ...] = tuple(extensions)
+        self.extended_card_configured = extended_card_configured
+        self.max_body_size = max_body_size
+        self.max_json_depth = max_json_depth
+        self.metadata: Mapping[str, Any] = dict(metadata or {})
+        self.error_table = HttpStatusTable(error_table)
+        self.rest_content_type = rest_content_type
+        self.notifications: NotificationPolicy = notifications
+        self.base_url = base_url
+        self.jsonrpc_path = None if jsonrpc_path is None else _join_path(jsonrpc_path)
+        self.rest_path = None if rest_path is None else _join_path(rest_path)
+        self.card_path = None if card_path is None else _join_path(card_path)
+        self.capabilities = card.capabilities
+
+        served: list[ServedInterface] = []
+        # The mount root is published as the base URL itself, without a trailing slash, since
+        # clients append their own paths ("/message:send").
+        for version in sorted(self.versions, key=_version_key, reverse=True):
+            if self.jsonrpc_path is not None:
+                rpc = "" if self.jsonrpc_path == "/" else self.jsonrpc_path
+                served.append(ServedInterface(TransportProtocol.JSONRPC, version, rpc))
+            if self.rest_path is not None:
+                rest_url = "" if self.rest_path == "/" else self.rest_path
+                served.append(ServedInterface(TransportProtocol.HTTP_JSON, version, rest_url))
+        self.card_publisher = AgentCardPublisher(
+            card,
+            interfaces=served,
+            extensions=self.extensions,
+            base_url=base_url,
+            options=CardOptions(
+                path=self.card_path,
+                cache_control=card_cache_control,
+                last_modified=last_modified,
+                legacy_v0_3_fields=legacy_card_fields,
+            ),
+        )
+
+    # --- receiving -------------------------------------------------------------------------
+
+    def receive_request(self, request: HttpRequest) -> HttpResponse | Call:
+        """Route and check one request: a ready response, or a call to execute."""
+        path = request.path or "/"
+        if self.card_path is not None and path == self.card_path:
+            return self.card_publisher.respond(request, request.base_url)
+        if self.jsonrpc_path is not None and path == self.jsonrpc_path:
+            if request.method != "POST":
+                return _plain_error(405, "Method not allowed", (("allow", "POST"),))
+            return self._receive_jsonrpc(request)
+        if self.rest_path is not None:
+            relative = _strip_prefix(path, self.rest_path)
+            if relative is not None:
+                match = rest.match_route(request.method, relative, v0_3="0.3" in self.versions)
+                if isinstance(match, rest.RouteMatch):
+                    return self._receive_rest(request, match)
+                return rest.rest_route_miss_response(match, self.rest_content_type)
+        return _plain_error(404, "Not found")
+
+    def _negotiate(
+        self, request: HttpRequest
+    ) -> tuple[str, bool, tuple[str, ...], tuple[str, ...]]:
+        """Version and extensions: (version, explicit, requested, activated). Raises A2AError."""
+        negotiated = negotiate_version(request, self.versions)
+        requested = requested_extensions(request.headers)
+        activated = activate_extensions(requested, self.extensions)
+        return negotiated.version, negotiated.explicit, requested, activated
+
+    def _check_body(self, body: bytes) -> None:
+        if len(body) > self.max_body_size:
+            raise InvalidRequestError(
+                f"Request body exceeds the limit of {self.max_body_size} bytes"
+            )
+        if json_depth_exceeds(body, self.max_json_depth):
+            raise InvalidRequestError(
+                f"JSON nesting exceeds the limit of {self.max_json_depth} levels"
+            )
+
+    def _receive_jsonrpc(self, request: HttpRequest) -> HttpResponse | Call:
+        try:
+            version, explicit, requested, activated = self._negotiate(request)
+        except A2AError as exc:
+            return self._jsonrpc_error(None, exc, "1.0", ())
+        headers = (("a2a-version", version), *extension_response_headers(activated))
+        default_dialect: Dialect = "0.3" if version == "0.3" else "1.0"
+        try:
+            self._check_body(request.body)
+        except A2AError as exc:
+            return self._jsonrpc_error(None, exc, default_dialect, headers)
+
+        decoded = decode_request(request.body, notifications=self.notifications)
+        if isinstance(decoded, JsonRpcFailure):
+            if not decoded.reply:
+                return HttpResponse(204, headers)
+            body = decoded.encode(default_dialect)
+            return HttpResponse(200, (*_JSON_HEADERS, *headers), body)
+
+        spec = lookup_method(decoded.method)
+        if spec is None or spec.dialect not in self.versions:
+            error = MethodNotFoundError(f"Method not found: {_shorten(decoded.method)}")
+            return self._jsonrpc_error(decoded.id, error, default_dialect, headers)
+        dialect = spec.dialect
+        if not explicit and not self.strict_versions:
+            # No A2A-Version: the method's dialect is the version actually served (A1).
+            version = dialect
+            headers = (("a2a-version", version), *extension_response_headers(activated))
+        try:
+            if self.strict_versions and dialect != version:
+                raise VersionNotSupportedError(
+                    f"Method {spec.name} belongs to A2A {dialect}, but the request "
+                    f"negotiated {version}"
+                    + ("" if explicit else " (no A2A-Version header means 0.3)")
+                )
+            call_request, call_metadata = self._decode_params(
+                spec.operation, dialect, decoded.params
+            )
+            self._check_capability(spec.operation)
+        except A2AError as exc:
+            return self._jsonrpc_error(decoded.id, exc, dialect, headers)
+        return self._make_call(
+            request,
+            spec.operation,
+            call_request,
+            call_metadata,
+            binding="jsonrpc",
+            dialect=dialect,
+            version=version,
+            request_id=decoded.id,
+            requested=requested,
+            activated=activated,
+            headers=headers,
+        )
+
+    def _decode_params(
+        self, operation: Operation, dialect: Dialect, params: msgspec.Raw
+    ) -> tuple[CallRequest, Mapping[str, Any]]:
+        """Params bytes -> the v1.0 request and the call's own metadata. Raises -32602."""
+        try:
+            if dialect == "0.3":
+                params_type, to_v1 = _V03_PARAMS[operation]
+                legacy = codec.decode(params, params_type)
+                converted = to_v1(legacy)
+                metadata = getattr(legacy, "metadata", None) or {}
+                return converted, metadata
+            value: CallRequest = codec.decode(params, _V1_PARAMS[operation])
+        except codec.DecodeError as exc:
+            raise InvalidParamsError(f"Invalid parameters: {exc.message}") from None
+        return value, getattr(value, "metadata", None) or {}
+
+    def _check_capability(self, operation: Operation) -> None:
+        caps = self.capabilities
+        if operation in _PUSH_OPERATIONS and not caps.push_notifications:
+            raise PushNotificationNotSupportedError()
+        if operation in _STREAM_OPERATIONS and not caps.streaming:
+            raise UnsupportedOperationError("Streaming is not supported by this agent")
+        if operation is Operation.GET_EXTENDED_CARD:
+            if not caps.extended_agent_card:
+                raise UnsupportedOperationError("This agent has no extended agent card")
+            if not self.extended_card_configured:
+                raise ExtendedAgentCardNotConfiguredError()
+
+    def _make_call(
+        self,
+        request: HttpRequest,
+        operation: Operation,
+        call_request: CallRequest,
+        call_metadata: Mapping[str, Any],
+        *,
+        binding: Binding,
+        dialect: Dialect,
+        version: str,
+        request_id: JsonRpcId,
+        requested: tuple[str, ...],
+        activated: tuple[str, ...],
+        headers: tuple[tuple[str, str], ...],
+    ) -> Call:
+        tenant = getattr(call_request, "tenant", "") or ""
+        return Call(
+            operation=operation,
+            request=call_request,
+            binding=binding,
+            dialect=dialect,
+            version=version,
+            request_id=request_id,
+            streaming=operation in _STREAM_OPERATIONS,
+            extensions=activated,
+            requested_extensions=requested,
+            metadata=merge_metadata(
+                self.metadata,
+                request.metadata,
+                call_metadata,
+                identity=request.identity,
+                tenant=tenant,
+            ),
+            identity=request.identity,
+            tenant=tenant,
+            base_url=request.base_url or self.base_url,
+            response_headers=headers,
+        )
+
+    def _receive_rest(self, request: HttpRequest, match: rest.RouteMatch) -> HttpResponse | Call:
+        dialect: Dialect = match.dialect
+        try:
+            version, explicit, requested, activated = self._negotiate(request)
+        except A2AError as exc:
+            return self._rest_error(exc, ())
+        if not explicit and not self.strict_versions:
+            version = dialect  # no A2A-Version: the route's dialect is what is served (A1)
+        headers = (("a2a-version", version), *extension_response_headers(activated))
+        try:
+            if dialect not in self.versions:
+                raise MethodNotFoundError("This route's A2A version is not served")
+            if self.strict_versions and dialect != version:
+                raise VersionNotSupportedError(
+                    f"This route belongs to A2A {dialect}, but the request negotiated {version}"
+                )
+            self._check_body(request.body)
+            rest.check_request_content_type(request.headers.get("content-type"), request.body)
+            call_request = rest.decode_rest_request(match, request.query_params(), request.body)
+            self._check_capability(match.operation)
+        except A2AError as exc:
+            return self._rest_error(exc, headers)
+        return self._make_call(
+            request,
+            match.operation,
+            call_request,
+            getattr(call_request, "metadata", None) or {},
+            binding="rest",
+            dialect=dialect,
+            version=version,
+            request_id=None,
+            requested=requested,
+            activated=activated,
+            headers=headers,
+        )
+
+    # --- replying --------------------------------------------------------------------------
+
+    def reply_result(self, call: Call, result: object) -> HttpResponse:
+        """Encode the result of a non-streaming call in its binding and dialect.
+
+        ``result`` is the v1.0 value of the operation: SendMessageResponse, Task,
+        ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse,
+        ``None`` (delete) or AgentCard. Anything else is a developer error.
+        """
+        expected = _RESULT_TYPES.get(call.operation)
+        if expected is None or not isinstance(result, expected):
+            raise LocalProtocolError(
+                f"{call.operation.value} cannot reply with a {type(result).__name__}"
+            )
+        if call.binding == "rest":
+            body = rest.encode_rest_result(call.operation, call.dialect, result)
+            headers = (("content-type", self.rest_content_type), *call.response_headers)
+            return HttpResponse(200, headers, body)
+        value: Any = result
+        if call.dialect == "0.3":
+            value = _to_v03_result(call.operation, result)
+        elif result is None:
+            value = {}  # google.protobuf.Empty
+        body = encode_result(call.request_id, value)
+        return HttpResponse(200, (*_JSON_HEADERS, *call.response_headers), body)
+
+    def reply_error(self, call: Call, error: BaseException) -> HttpResponse:
+        """Encode an error for a call; anything but an A2AError becomes a generic -32603."""
+        exc = error if isinstance(error, A2AError) else InternalError()
+        if call.binding == "rest":
+            return self._rest_error(exc, call.response_headers)
+        return self._jsonrpc_error(call.request_id, exc, call.dialect, call.response_headers)
+
+    def open_event_stream(self, call: Call) -> EventStream:
+        """The encoder of a streaming call's frames (it knows the binding, dialect and id)."""
+        if not call.streaming:
+            raise LocalProtocolError(f"{call.operation.value} is not a streaming operation")
+        if call.binding == "rest":
+            return EventStream(
+                "rest",
+                call.dialect,
+                event_encoder=_encode_rest_v03_event if call.dialect == "0.3" else None,
+                status_table=self.error_table,
+            )
+        return EventStream("jsonrpc", call.dialect, call.request_id, status_table=self.error_table)
+
+    def stream_headers(self, call: Call) -> tuple[tuple[str, str], ...]:
+        """Headers of a streamed reply: the SSE ones plus the call's own."""
+        return (*STREAM_HEADERS, *call.response_headers)
+
+    # --- error replies ---------------------------------------------------------------------
+
+    def _jsonrpc_error(
+        self,
+        request_id: JsonRpcId,
+        exc: A2AError,
+        dialect: Dialect,
+        headers: tuple[tuple[str, str], ...],
+    ) -> HttpResponse:
+        body = encode_error(request_id, exc, dialect)
+        return HttpResponse(200, (*_JSON_HEADERS, *headers), body)
+
+    def _rest_error(self, exc: A2AError, headers: tuple[tuple[str, str], ...]) -> HttpResponse:
+        response = rest.rest_error_response(exc, self.error_table, self.rest_content_type)
+        return HttpResponse(response.status, (*response.headers, *headers), response.body)
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split(".") if p.isdigit())
+
+
+def _strip_prefix(path: str, prefix: str) -> str | None:
+    if prefix == "/":
+        return path
+    if path == prefix:
+        return "/"
+    if path.startswith(prefix + "/"):
+        return path[len(prefix) :]
+    return None
+
+
+def _shorten(text: str, limit: int = 64) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+_PLAIN_ERROR_STATUS: Final = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+
+
+def _plain_error(
+    status: int, message: str, extra: tuple[tuple[str, str], ...] = ()
+) -> HttpResponse:
+    """An HTTP-level error outside any RPC (unknown path, wrong method), as AIP-193 JSON."""
+    body = codec.encode(
+        {
+            "error": {
+                "code": status,
+                "status": _PLAIN_ERROR_STATUS.get(status, "UNKNOWN"),
+                "message": message,
+            }
+        }
+    )
+    return HttpResponse(status, (*_JSON_HEADERS, *extra), body)
+
+
+def _encode_rest_v03_event(event: StreamResponse) -> bytes:
+    """v0.3 REST stream events: the v0.3 proto's StreamResponse, ``final`` by the close rule."""
+    return rest.encode_rest_stream_event("0.3", event, final=ends_stream(event))
+
+
+def _to_v03_result(operation: Operation, result: object) -> object:
+    """A v1.0 result as the v0.3 JSON-RPC dialect returns it."""
+    if isinstance(result, SendMessageResponse):
+        return v03c.send_result_from_v1(result)
+    if isinstance(result, Task):
+        return v03c.task_from_v1(result)
+    if isinstance(result, TaskPushNotificationConfig):
+        return v03c.task_push_config_from_v1(result)
+    if isinstance(result, ListTaskPushNotificationConfigsResponse):
+        return v03c.push_config_list_from_v1(result)
+    if isinstance(result, AgentCard):
+        return v03c.card_from_v1(result)
+    return result  # None (delete) and ListTasks (v1.0 only) pass through
