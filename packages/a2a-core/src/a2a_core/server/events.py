@@ -1,0 +1,60 @@
+"""The event log protocol (L2): every task's append-only log of stream events.
+
+Each task has a log of :class:`StreamResponse` events numbered 1, 2, 3... in append order
+(the shape of a Redis Stream). Streams, resubscribe, blocking sends and push delivery all
+read it; ``Last-Event-ID`` replays from it. A log is *closed* when its task reaches a
+terminal state, so followers end after the last event instead of waiting. The in-memory log
+in :mod:`.memory_events` is the default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from a2a_core.types import StreamResponse
+
+__all__ = ["EventLog", "LoggedEvent"]
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedEvent:
+    """One event of a task's log."""
+
+    seq: int
+    """Its sequence number (1-based, increasing, never reused for the task)."""
+    event: StreamResponse
+    """The event."""
+
+
+class EventLog(Protocol):
+    """Async, append-only per-task event logs. Safe for concurrent use."""
+
+    async def append(self, task_id: str, event: StreamResponse) -> int:
+        """Append an event; return its sequence number. Appending to a closed log raises
+        ``LocalProtocolError``."""
+        ...
+
+    async def close(self, task_id: str) -> None:
+        """Mark the log finished (the task is terminal): followers end after draining."""
+        ...
+
+    async def read(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
+        """The events with ``seq > after`` that are in the log now (no waiting)."""
+        ...
+
+    def follow(
+        self, task_id: str, after: int = 0, *, idle_timeout: float | None = None
+    ) -> AsyncIterator[LoggedEvent]:
+        """Every event with ``seq > after``, then each new one as it is appended.
+
+        Ends when the log is closed and drained, or when no event arrives for
+        ``idle_timeout`` seconds. Many followers may follow one log; closing one iterator
+        affects no other.
+        """
+        ...
+
+    async def forget(self, task_id: str) -> None:
+        """Drop a task's log (the task was evicted); its followers end."""
+        ...

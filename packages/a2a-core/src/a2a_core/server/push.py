@@ -1,0 +1,66 @@
+"""Push-notification configs and delivery protocols (L2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from a2a_core.types import StreamResponse, Task, TaskPushNotificationConfig
+
+__all__ = ["PushConfigStore", "PushSender", "PushTarget"]
+
+
+@dataclass(frozen=True, slots=True)
+class PushTarget:
+    """A webhook config and the dialect it was created in."""
+
+    config: TaskPushNotificationConfig
+    """The config (v1.0 shape)."""
+    legacy_v0_3: bool = False
+    """Created through a v0.3 method: the webhook gets the v0.3 Task as its body."""
+
+
+class PushConfigStore(Protocol):
+    """Per-task webhook configs. Safe for concurrent use."""
+
+    async def set(
+        self, config: TaskPushNotificationConfig, *, legacy_v0_3: bool = False
+    ) -> TaskPushNotificationConfig:
+        """Store (or replace, by ``(taskId, id)``) a config; assign an id when empty.
+
+        The id assigned is the task id for the task's first config (what the reference SDK
+        does, so a v0.3 client that omits the config id finds it again), else a new UUID.
+        """
+        ...
+
+    async def get(self, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+        """One config, or ``None``."""
+        ...
+
+    async def list_configs(self, task_id: str) -> list[TaskPushNotificationConfig]:
+        """Every config of a task, in creation order."""
+        ...
+
+    async def targets(self, task_id: str) -> list[PushTarget]:
+        """Every config of a task with its dialect, for delivery."""
+        ...
+
+    async def delete(self, task_id: str, config_id: str) -> None:
+        """Remove one config (no error if unknown: delete is idempotent)."""
+        ...
+
+    async def delete_task(self, task_id: str) -> None:
+        """Remove every config of a task."""
+        ...
+
+
+class PushSender(Protocol):
+    """Delivers events to webhooks in the background; never blocks the task for long."""
+
+    async def deliver(self, targets: list[PushTarget], event: StreamResponse, task: Task) -> None:
+        """Queue one event for every target.
+
+        v1.0 targets get the event (a StreamResponse) as the body; v0.3 targets get ``task``,
+        the task as it stands after the event, in the v0.3 shape.
+        """
+        ...

@@ -1,0 +1,118 @@
+"""The task store protocol (L2): where tasks live between requests.
+
+The runtime never shares Python objects with the store: every change is a write of the
+whole task (plus an append to the event log), so a networked store (Redis, PostgreSQL)
+fits behind the same protocol. Writes carry the version the writer read, so two writers
+never lose each other's updates (optimistic concurrency); the in-memory store in
+:mod:`.memory_store` is the default.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from a2a_core.types import Task, TaskState
+
+__all__ = [
+    "ConcurrentUpdateError",
+    "InvalidPageTokenError",
+    "StoredTask",
+    "TaskExistsError",
+    "TaskPage",
+    "TaskQuery",
+    "TaskStore",
+    "VisibleFilter",
+]
+
+
+class ConcurrentUpdateError(Exception):
+    """A save whose ``expected_version`` is not the stored one: someone else wrote first."""
+
+
+class TaskExistsError(Exception):
+    """A create for an id that is already stored."""
+
+
+class InvalidPageTokenError(ValueError):
+    """A ``pageToken`` the store did not issue (answered as InvalidParams)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTask:
+    """A task as stored, with what concurrency control and streams need."""
+
+    task: Task
+    """The task."""
+    version: int
+    """Incremented by every write; pass it back as ``expected_version``."""
+    last_seq: int
+    """Sequence number of the last event logged for the task (0: none yet)."""
+    tenant: str = ""
+    """The tenant the task belongs to."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskQuery:
+    """Filters and paging of ListTasks, already validated."""
+
+    tenant: str = ""
+    """Only tasks of this tenant."""
+    context_id: str = ""
+    """Only tasks of this context (empty: any)."""
+    state: TaskState = TaskState.UNSPECIFIED
+    """Only tasks in this state (UNSPECIFIED: any)."""
+    status_timestamp_after: _dt.datetime | None = None
+    """Only tasks whose status timestamp is at or after this time."""
+    page_size: int = 50
+    """Tasks per page, 1..100."""
+    page_token: str = ""
+    """Cursor from a previous page's ``next_page_token`` (empty: first page)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPage:
+    """One page of ListTasks, newest status first."""
+
+    tasks: list[Task]
+    """The page."""
+    next_page_token: str
+    """Cursor of the next page; empty on the last page."""
+    total_size: int
+    """How many tasks matched (and were visible) before paging."""
+
+
+#: Whether the caller may see a task; applied before paging so pages and totals stay right.
+VisibleFilter = Callable[[Task], Awaitable[bool]]
+
+
+class TaskStore(Protocol):
+    """Async storage of tasks. Implementations must be safe for concurrent use."""
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        """The stored task, or ``None`` when unknown (or expired)."""
+        ...
+
+    async def create(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
+        """Store a new task (version 1); raise :class:`TaskExistsError` if the id is taken."""
+        ...
+
+    async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
+        """Replace a task written at ``expected_version``; raise
+        :class:`ConcurrentUpdateError` when the stored version differs (or the task is gone)."""
+        ...
+
+    async def list_tasks(self, query: TaskQuery, visible: VisibleFilter | None = None) -> TaskPage:
+        """Tasks matching ``query`` that ``visible`` accepts, newest status first, one page.
+
+        Ordering is by status timestamp descending, then task id, and the page token is an
+        opaque cursor after the last task returned, so pages stay stable while tasks are
+        added. Raise :class:`InvalidPageTokenError` for a token this store did not issue.
+        """
+        ...
+
+    async def delete(self, task_id: str) -> None:
+        """Forget a task (no error if unknown)."""
+        ...
