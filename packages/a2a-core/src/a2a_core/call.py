@@ -92,6 +92,11 @@ class Call:
     """The public URL of the mount point for this request, when known."""
     response_headers: tuple[tuple[str, str], ...] = ()
     """Headers every reply to this call carries (``A2A-Version``, ``A2A-Extensions``)."""
+    notification: bool = False
+    """A JSON-RPC notification (no ``id``, accepted with ``notifications="accept"``): execute
+    it, but its reply is an empty 204 (`ServerProtocol.reply_result` makes it so)."""
+    last_event_id: str | None = None
+    """The ``Last-Event-ID`` header of a reconnecting stream client, if any."""
 
 
 def merge_metadata(

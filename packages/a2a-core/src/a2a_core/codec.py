@@ -220,7 +220,9 @@ def _tagged_union_node(members: list[mi.StructType]) -> _Node:
         if not isinstance(value, dict):
             return value
         for tag_field in tag_fields:
-            member = by_tag.get(value.get(tag_field))
+            tag = value.get(tag_field)
+            # Tags are strings or integers; a list or object in the tag's place is unhashable.
+            member = by_tag.get(tag) if isinstance(tag, str | int) else None
             if member is not None:
                 return member(value)
         return value  # unknown or missing tag: convert() says which

@@ -18,6 +18,7 @@ the wrong type) raises :class:`LocalProtocolError`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -111,6 +112,16 @@ _V1_PARAMS: Final[Mapping[Operation, type[Any]]] = {
     Operation.GET_EXTENDED_CARD: GetExtendedAgentCardRequest,
 }
 
+
+class _V03NoParams(msgspec.Struct):
+    """The params of ``agent/getAuthenticatedExtendedCard``: it defines none, any object is
+    ignored (an absent or ``null`` params reaches the decoder as ``{}``)."""
+
+
+def _extended_card_params_to_v1(_params: _V03NoParams) -> GetExtendedAgentCardRequest:
+    return GetExtendedAgentCardRequest()
+
+
 #: v0.3 params struct of each operation, and its conversion to the v1.0 request.
 _V03_PARAMS: Final[Mapping[Operation, tuple[type[Any], Callable[[Any], CallRequest]]]] = {
     Operation.SEND_MESSAGE: (v03.MessageSendParams, v03c.send_params_to_v1),
@@ -131,6 +142,7 @@ _V03_PARAMS: Final[Mapping[Operation, tuple[type[Any], Callable[[Any], CallReque
         v03.DeleteTaskPushNotificationConfigParams,
         v03c.delete_push_config_params_to_v1,
     ),
+    Operation.GET_EXTENDED_CARD: (_V03NoParams, _extended_card_params_to_v1),
 }
 
 #: The result type each operation's reply must be given (``None`` for delete).
@@ -257,6 +269,8 @@ class ServerProtocol:
             if self.rest_path is not None:
                 rest_url = "" if self.rest_path == "/" else self.rest_path
                 served.append(ServedInterface(TransportProtocol.HTTP_JSON, version, rest_url))
+        #: The interfaces this protocol serves, relative to the mount (the card lists them).
+        self.served_interfaces: tuple[ServedInterface, ...] = tuple(served)
         self.card_publisher = AgentCardPublisher(
             card,
             interfaces=served,
@@ -323,13 +337,21 @@ class ServerProtocol:
 
         decoded = decode_request(request.body, notifications=self.notifications)
         if isinstance(decoded, JsonRpcFailure):
+            if decoded.dialect is not None and not explicit and not self.strict_versions:
+                # The error goes out in the method's dialect: echo that one, as a call would.
+                headers = (("a2a-version", decoded.dialect), *extension_response_headers(activated))
             if not decoded.reply:
                 return HttpResponse(204, headers)
             body = decoded.encode(default_dialect)
             return HttpResponse(200, (*_JSON_HEADERS, *headers), body)
 
         spec = lookup_method(decoded.method)
+        # A notification (accepted only with notifications="accept") never gets a JSON-RPC
+        # reply, not even an error (JSON-RPC 2.0 §4.1), nor a stream (DIGEST §1.2): 204.
+        silent = decoded.is_notification
         if spec is None or spec.dialect not in self.versions:
+            if silent:
+                return HttpResponse(204, headers)
             error = MethodNotFoundError(f"Method not found: {_shorten(decoded.method)}")
             return self._jsonrpc_error(decoded.id, error, default_dialect, headers)
         dialect = spec.dialect
@@ -349,8 +371,12 @@ class ServerProtocol:
             )
             self._check_capability(spec.operation)
         except A2AError as exc:
+            if silent:
+                return HttpResponse(204, headers)
             return self._jsonrpc_error(decoded.id, exc, dialect, headers)
-        return self._make_call(
+        if silent and spec.streaming:
+            return HttpResponse(204, headers)
+        call = self._make_call(
             request,
             spec.operation,
             call_request,
@@ -363,6 +389,7 @@ class ServerProtocol:
             activated=activated,
             headers=headers,
         )
+        return dataclasses.replace(call, notification=True) if silent else call
 
     def _decode_params(
         self, operation: Operation, dialect: Dialect, params: msgspec.Raw
@@ -429,6 +456,7 @@ class ServerProtocol:
             tenant=tenant,
             base_url=request.base_url or self.base_url,
             response_headers=headers,
+            last_event_id=request.headers.get("last-event-id"),
         )
 
     def _receive_rest(self, request: HttpRequest, match: rest.RouteMatch) -> HttpResponse | Call:
@@ -481,6 +509,8 @@ class ServerProtocol:
             raise LocalProtocolError(
                 f"{call.operation.value} cannot reply with a {type(result).__name__}"
             )
+        if call.notification:
+            return HttpResponse(204, call.response_headers)
         if call.binding == "rest":
             body = rest.encode_rest_result(call.operation, call.dialect, result)
             headers = (("content-type", self.rest_content_type), *call.response_headers)
@@ -496,6 +526,8 @@ class ServerProtocol:
     def reply_error(self, call: Call, error: BaseException) -> HttpResponse:
         """Encode an error for a call; anything but an A2AError becomes a generic -32603."""
         exc = error if isinstance(error, A2AError) else InternalError()
+        if call.notification:
+            return HttpResponse(204, call.response_headers)
         if call.binding == "rest":
             return self._rest_error(exc, call.response_headers)
         return self._jsonrpc_error(call.request_id, exc, call.dialect, call.response_headers)

@@ -1,0 +1,43 @@
+"""L2: the async runtime on anyio - the server object, the agent API, stores and delivery.
+
+Everything here runs under asyncio or trio (through anyio) and imports no web framework.
+Adapters call :meth:`A2AServer.handle`; agents receive a :class:`TaskContext`.
+"""
+
+from a2a_core.server.agent import Agent, AgentResult, AuthRequired, InputRequired
+from a2a_core.server.app import A2AServer, AuthorizeTask, ExtendedCard
+from a2a_core.server.context import TaskContext
+from a2a_core.server.events import EventLog, LoggedEvent
+from a2a_core.server.extensions import Extension, TimestampExtension
+from a2a_core.server.memory_events import InMemoryEventLog
+from a2a_core.server.memory_push import InMemoryPushConfigStore
+from a2a_core.server.memory_store import InMemoryTaskStore
+from a2a_core.server.push import PushConfigStore, PushSender, PushTarget
+from a2a_core.server.push_delivery import WebhookPushSender
+from a2a_core.server.store import StoredTask, TaskPage, TaskQuery, TaskStore
+
+__all__ = [
+    "A2AServer",
+    "Agent",
+    "AgentResult",
+    "AuthRequired",
+    "AuthorizeTask",
+    "EventLog",
+    "ExtendedCard",
+    "Extension",
+    "InMemoryEventLog",
+    "InMemoryPushConfigStore",
+    "InMemoryTaskStore",
+    "InputRequired",
+    "LoggedEvent",
+    "PushConfigStore",
+    "PushSender",
+    "PushTarget",
+    "StoredTask",
+    "TaskContext",
+    "TaskPage",
+    "TaskQuery",
+    "TaskStore",
+    "TimestampExtension",
+    "WebhookPushSender",
+]

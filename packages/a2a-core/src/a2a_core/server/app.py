@@ -1,0 +1,613 @@
+"""The server object (L2): :class:`A2AServer`, one entry point for every adapter.
+
+``await server.handle(HttpRequest)`` returns an :class:`HttpResponse` or an
+:class:`SseResponse`. In between, the sans-IO :class:`ServerProtocol` checks and decodes the
+request into a :class:`Call`; this module authorizes and executes it (running the agent in
+the server's background task group), then lets the protocol encode the reply. The server
+must be running (``async with server:``, or the adapter's lifespan) so that agents and push
+delivery have somewhere to live that outlasts a request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Final, Self
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+
+from a2a_core.agent_card import build_card
+from a2a_core.call import Call
+from a2a_core.errors import (
+    A2AError,
+    HttpStatusTable,
+    InternalError,
+    InvalidParamsError,
+    LocalProtocolError,
+    TableName,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
+from a2a_core.http import HttpRequest, HttpResponse, SseResponse
+from a2a_core.jsonrpc import Operation
+from a2a_core.lifecycle import task_view
+from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
+from a2a_core.rest import JSON_CONTENT_TYPE
+from a2a_core.server.agent import Agent, Invocation, new_id
+from a2a_core.server.context import TaskWriter
+from a2a_core.server.events import EventLog
+from a2a_core.server.extensions import Extension
+from a2a_core.server.memory_events import InMemoryEventLog
+from a2a_core.server.memory_push import InMemoryPushConfigStore, PushConfigLimitError
+from a2a_core.server.memory_store import InMemoryTaskStore
+from a2a_core.server.push import PushConfigStore, PushSender
+from a2a_core.server.push_delivery import (
+    WebhookPushSender,
+    WebhookUrlRefusedError,
+    check_webhook_url,
+)
+from a2a_core.server.runtime import Execution, Runtime
+from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery, TaskStore
+from a2a_core.sse import EventStream
+from a2a_core.types import (
+    TERMINAL_STATES,
+    AgentCard,
+    CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
+    GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    ListTasksRequest,
+    ListTasksResponse,
+    SendMessageRequest,
+    SendMessageResponse,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+    TaskPushNotificationConfig,
+)
+from a2a_core.versions import DEFAULT_VERSIONS
+
+__all__ = ["A2AServer", "AuthorizeTask", "ExtendedCard"]
+
+logger = logging.getLogger("a2a_core.server")
+
+#: ``authorize_task(operation, task, call) -> bool``: may the caller do ``operation`` on
+#: ``task``? Operations: get, cancel, list, send, subscribe, push_set, push_get, push_list,
+#: push_delete. A denial is answered as TaskNotFoundError, so task ids never leak.
+AuthorizeTask = Callable[[str, Task, Call], bool | Awaitable[bool]]
+#: The extended card: one card for every authenticated caller, or one per caller.
+ExtendedCard = AgentCard | Callable[[Any], AgentCard | Awaitable[AgentCard]]
+
+DEFAULT_PAGE_SIZE: Final = 50
+_PUSH_OPERATION_NAMES: Final = {
+    Operation.CREATE_PUSH_CONFIG: "push_set",
+    Operation.GET_PUSH_CONFIG: "push_get",
+    Operation.LIST_PUSH_CONFIGS: "push_list",
+    Operation.DELETE_PUSH_CONFIG: "push_delete",
+}
+
+
+class A2AServer:
+    """An A2A server for one agent. See ``docs/server.md`` for every option.
+
+    Parameters:
+        agent: The agent (see :mod:`a2a_core.server.agent`).
+        card: The public agent card (``supported_interfaces`` may be empty: filled in).
+        base_url: Public URL of the mount point; or set per request by the adapter.
+        store, event_log, push_config_store, push_sender: Backends (in-memory by default;
+            the webhook sender is created when the card declares push notifications).
+        authorize_task: Authorization hook (see :data:`AuthorizeTask`).
+        extensions: Runtime extensions; their declarations go into the card.
+        extended_card: Served by GetExtendedAgentCard to authenticated callers.
+        resubscribe_timeout: Seconds without events after which a subscription closes.
+        keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
+        last_modified: ``Last-Modified`` of the card (default: when the server was built).
+        push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
+        Other options are those of :class:`~a2a_core.protocol.ServerProtocol`.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        card: AgentCard,
+        base_url: str | None = None,
+        card_path: str | None = "/.well-known/agent-card.json",
+        jsonrpc_path: str | None = "/",
+        rest_path: str | None = "",
+        card_cache_control: str = "public, max-age=300",
+        legacy_card_fields: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+        authorize_task: AuthorizeTask | None = None,
+        extensions: Sequence[Extension] = (),
+        extended_card: ExtendedCard | None = None,
+        versions: Sequence[str] = DEFAULT_VERSIONS,
+        strict_versions: bool = False,
+        resubscribe_timeout: float = 60.0,
+        keep_alive_interval: float = 15.0,
+        last_modified: _dt.datetime | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        store: TaskStore | None = None,
+        event_log: EventLog | None = None,
+        push_config_store: PushConfigStore | None = None,
+        push_sender: PushSender | None = None,
+        push_allow_hosts: Sequence[str] = (),
+        push_allow_private: bool = False,
+        error_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
+        rest_content_type: str = JSON_CONTENT_TYPE,
+    ) -> None:
+        self.protocol = ServerProtocol(
+            card,
+            last_modified=last_modified or _dt.datetime.now(_dt.UTC),
+            base_url=base_url,
+            jsonrpc_path=jsonrpc_path,
+            rest_path=rest_path,
+            card_path=card_path,
+            card_cache_control=card_cache_control,
+            legacy_card_fields=legacy_card_fields,
+            versions=versions,
+            strict_versions=strict_versions,
+            extensions=[ext.declaration for ext in extensions],
+            extended_card_configured=extended_card is not None,
+            max_body_size=max_body_size,
+            metadata=metadata,
+            error_table=error_table,
+            rest_content_type=rest_content_type,
+        )
+        self.card = card
+        self.extensions = tuple(extensions)
+        self.extended_card = extended_card
+        self.authorize_task = authorize_task
+        self.resubscribe_timeout = resubscribe_timeout
+        self.keep_alive_interval = keep_alive_interval
+        self.push_enabled = bool(card.capabilities.push_notifications)
+        self.push_allow_hosts = tuple(push_allow_hosts)
+        self.push_allow_private = push_allow_private
+        self._own_push_sender = push_sender is None and self.push_enabled
+        self.runtime = Runtime(
+            agent=agent,
+            store=store or InMemoryTaskStore(on_evict=self._forget_task),
+            events=event_log or InMemoryEventLog(),
+            push_configs=push_config_store or InMemoryPushConfigStore(),
+            push_sender=push_sender,
+            push_enabled=self.push_enabled,
+        )
+        self._task_group: TaskGroup | None = None
+        self._exit_stack: contextlib.AsyncExitStack | None = None
+
+    async def _forget_task(self, task_id: str) -> None:
+        """An evicted task takes its event log and webhooks with it."""
+        await self.runtime.events.forget(task_id)
+        if self.runtime.push_configs is not None:
+            await self.runtime.push_configs.delete_task(task_id)
+
+    @property
+    def max_body_size(self) -> int:
+        """Largest request body; adapters read at most one byte more."""
+        return self.protocol.max_body_size
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise LocalProtocolError("A2AServer is already running")
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            if self._own_push_sender:
+                sender = WebhookPushSender(
+                    allow_hosts=self.push_allow_hosts, allow_private=self.push_allow_private
+                )
+                self.runtime.push_sender = await stack.enter_async_context(sender)
+            self._task_group = await stack.enter_async_context(anyio.create_task_group())
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._exit_stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        stack, self._exit_stack = self._exit_stack, None
+        if self._task_group is not None:
+            # Running agents are cancelled at shutdown; their tasks stay as last written.
+            self._task_group.cancel_scope.cancel()
+        self._task_group = None
+        if stack is not None:
+            await stack.__aexit__(exc_type, exc, tb)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, *_: Any) -> AsyncIterator[None]:
+        """The server's lifespan as a context manager (Starlette ``lifespan=`` friendly)."""
+        async with self:
+            yield
+
+    @property
+    def running(self) -> bool:
+        """Whether the server has been started."""
+        return self._task_group is not None
+
+    # --- the entry point -----------------------------------------------------------------
+
+    async def handle(self, request: HttpRequest) -> HttpResponse | SseResponse:
+        """Answer one request. Never raises for client input; a server misconfiguration
+        (e.g. no base URL for the card) is logged and answered with a generic 500."""
+        try:
+            received = self.protocol.receive_request(request)
+        except LocalProtocolError:
+            logger.exception("server misconfiguration")
+            return _internal_error_response()
+        if isinstance(received, HttpResponse):
+            return received
+        call = received
+        try:
+            call = await self._on_request(call)
+            return await self._dispatch(call)
+        except A2AError as exc:
+            return self.protocol.reply_error(call, exc)
+        except Exception:
+            logger.exception("error while handling %s", call.operation.value)
+            return self.protocol.reply_error(call, InternalError())
+
+    async def _on_request(self, call: Call) -> Call:
+        for ext in self._active(call):
+            call = await ext.on_request(call)
+        return call
+
+    def _active(self, call: Call) -> list[Extension]:
+        return [
+            ext
+            for ext in self.extensions
+            if ext.uri in call.extensions and ext.activate(call.requested_extensions, call)
+        ]
+
+    def _reply(self, call: Call, result: Any) -> HttpResponse:
+        for ext in self._active(call):
+            result = ext.on_result(call, result)
+        return self.protocol.reply_result(call, result)
+
+    async def _dispatch(self, call: Call) -> HttpResponse | SseResponse:
+        request = call.request
+        op = call.operation
+        if op is Operation.SEND_MESSAGE:
+            assert isinstance(request, SendMessageRequest)
+            return self._reply(call, await self._send(call, request))
+        if op is Operation.SEND_STREAMING_MESSAGE:
+            assert isinstance(request, SendMessageRequest)
+            return await self._send_streaming(call, request)
+        if op is Operation.GET_TASK:
+            assert isinstance(request, GetTaskRequest)
+            stored = await self._load(call, request.id, "get")
+            return self._reply(call, task_view(stored.task, history_length=request.history_length))
+        if op is Operation.LIST_TASKS:
+            assert isinstance(request, ListTasksRequest)
+            return self._reply(call, await self._list(call, request))
+        if op is Operation.CANCEL_TASK:
+            assert isinstance(request, CancelTaskRequest)
+            return self._reply(call, await self._cancel(call, request))
+        if op is Operation.SUBSCRIBE_TO_TASK:
+            assert isinstance(request, SubscribeToTaskRequest)
+            return await self._subscribe(call, request)
+        if op is Operation.GET_EXTENDED_CARD:
+            return self._reply(call, await self._extended_card(call))
+        return self._reply(call, await self._push(call))
+
+    # --- tasks -----------------------------------------------------------------------------
+
+    async def _authorized(self, operation: str, task: Task, call: Call) -> bool:
+        if self.authorize_task is None:
+            return True
+        verdict = self.authorize_task(operation, task, call)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        return bool(verdict)
+
+    async def _load(self, call: Call, task_id: str, operation: str) -> StoredTask:
+        stored = await self.runtime.store.get(task_id)
+        if (
+            stored is None
+            or stored.tenant != call.tenant
+            or not await self._authorized(operation, stored.task, call)
+        ):
+            raise TaskNotFoundError(metadata={"taskId": task_id[:128]})
+        return stored
+
+    def _require_running(self) -> TaskGroup:
+        if self._task_group is None:
+            raise LocalProtocolError(
+                "A2AServer is not running: enter it (`async with server:`) or use the "
+                "adapter's lifespan before serving requests"
+            )
+        return self._task_group
+
+    async def _start(self, call: Call, request: SendMessageRequest, *, eager: bool) -> Execution:
+        task_group = self._require_running()
+        message = request.message
+        existing: Task | None = None
+        if message.task_id:
+            stored = await self._load(call, message.task_id, "send")
+            existing = stored.task
+            if existing.status.state in TERMINAL_STATES:
+                raise UnsupportedOperationError(
+                    f"Task is {existing.status.state.value}: start a new task in the same "
+                    "context (referenceTaskIds may point at this one)"
+                )
+            if message.context_id and message.context_id != existing.context_id:
+                raise InvalidParamsError("message.contextId does not match the task's context")
+            if message.task_id in self.runtime.executions:
+                raise UnsupportedOperationError("The task is still processing a message")
+        task_id = existing.id if existing else new_id()
+        context_id = existing.context_id if existing else (message.context_id or new_id())
+        message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)
+        invocation = Invocation(
+            message=message,
+            task_id=task_id,
+            context_id=context_id,
+            task=existing,
+            configuration=request.configuration,
+            call=call,
+        )
+        execution = Execution(self.runtime, invocation, eager=eager or existing is not None)
+        self.runtime.executions[task_id] = execution
+        task_group.start_soon(execution.run)
+        return execution
+
+    def _result_of(self, execution: Execution, history_length: int | None) -> SendMessageResponse:
+        if execution.error is not None:
+            raise execution.error
+        if execution.reply_message is not None:
+            return SendMessageResponse(message=execution.reply_message)
+        writer = execution.context.writer
+        if writer is None:  # pragma: no cover - run() always creates a task or a reply
+            raise InternalError()
+        return SendMessageResponse(task=task_view(writer.task, history_length=history_length))
+
+    async def _send(self, call: Call, request: SendMessageRequest) -> SendMessageResponse:
+        config = request.configuration
+        immediate = bool(config and config.return_immediately)
+        execution = await self._start(call, request, eager=immediate)
+        await (execution.started if immediate else execution.settled).wait()
+        return self._result_of(execution, config.history_length if config else None)
+
+    async def _send_streaming(
+        self, call: Call, request: SendMessageRequest
+    ) -> HttpResponse | SseResponse:
+        execution = await self._start(call, request, eager=False)
+        await execution.started.wait()
+        if execution.error is not None:
+            raise execution.error
+        stream = self.protocol.open_event_stream(call)
+        if execution.reply_message is not None:
+            only: list[tuple[int | None, StreamResponse]] = [
+                (None, StreamResponse(message=execution.reply_message))
+            ]
+            return self._sse(call, stream, only, None, 0, idle_limit=None)
+        writer = execution.context.writer
+        assert writer is not None
+        if execution.invocation.task is None:
+            # A new task: its log starts with the task snapshot, so replay it all.
+            return self._sse(call, stream, [], writer.task.id, 0, idle_limit=None)
+        stored = writer.stored
+        first = [(stored.last_seq, StreamResponse(task=stored.task))]
+        return self._sse(call, stream, first, stored.task.id, stored.last_seq, idle_limit=None)
+
+    async def _subscribe(
+        self, call: Call, request: SubscribeToTaskRequest
+    ) -> HttpResponse | SseResponse:
+        stored = await self._load(call, request.id, "subscribe")
+        stream = self.protocol.open_event_stream(call)
+        snapshot = StreamResponse(task=stored.task)
+        if stored.task.status.state in TERMINAL_STATES:
+            if call.dialect == "1.0":
+                raise UnsupportedOperationError(
+                    f"Task is {stored.task.status.state.value}: there is nothing to subscribe to"
+                )
+            # v0.3 (DIGEST A7): the final task, then close.
+            return self._sse(call, stream, [(stored.last_seq, snapshot)], None, 0, idle_limit=None)
+        last_event_id = _last_event_id(call)
+        if last_event_id is not None and 0 <= last_event_id <= stored.last_seq:
+            return self._sse(
+                call, stream, [], stored.task.id, last_event_id, idle_limit=self.resubscribe_timeout
+            )
+        return self._sse(
+            call,
+            stream,
+            [(stored.last_seq, snapshot)],
+            stored.task.id,
+            stored.last_seq,
+            idle_limit=self.resubscribe_timeout,
+        )
+
+    def _sse(
+        self,
+        call: Call,
+        stream: EventStream,
+        first: Sequence[tuple[int | None, StreamResponse]],
+        task_id: str | None,
+        after: int,
+        *,
+        idle_limit: float | None,
+    ) -> SseResponse:
+        frames = self._frames(call, stream, first, task_id, after, idle_limit)
+        return SseResponse(200, self.protocol.stream_headers(call), frames)
+
+    async def _frames(
+        self,
+        call: Call,
+        stream: EventStream,
+        first: Sequence[tuple[int | None, StreamResponse]],
+        task_id: str | None,
+        after: int,
+        idle_limit: float | None,
+    ) -> AsyncIterator[bytes]:
+        active = self._active(call)
+
+        def encode(seq: int | None, event: StreamResponse) -> bytes:
+            for ext in active:
+                event = ext.on_event(call, event)
+            return stream.encode(event, seq)
+
+        try:
+            for seq, event in first:
+                yield encode(seq, event)
+                if stream.finished:
+                    return
+            if task_id is None:
+                return
+            idle = 0.0
+            while True:
+                got = False
+                follower = self.runtime.events.follow(
+                    task_id, after, idle_timeout=self.keep_alive_interval
+                )
+                try:
+                    async for logged in follower:
+                        got, idle, after = True, 0.0, logged.seq
+                        yield encode(logged.seq, logged.event)
+                        if stream.finished:
+                            return
+                finally:
+                    aclose = getattr(follower, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+                if not got:
+                    stored = await self.runtime.store.get(task_id)
+                    if stored is None or stored.task.status.state in TERMINAL_STATES:
+                        return  # evicted, or closed without a closing event for us
+                    idle += self.keep_alive_interval
+                    if idle_limit is not None and idle >= idle_limit:
+                        return
+                    yield stream.keep_alive()
+        except Exception:
+            logger.exception("stream of task %s failed", task_id)
+            if not stream.finished:
+                yield stream.encode_error(InternalError())
+
+    async def _list(self, call: Call, request: ListTasksRequest) -> ListTasksResponse:
+        page_size = request.page_size or DEFAULT_PAGE_SIZE
+        query = TaskQuery(
+            tenant=call.tenant,
+            context_id=request.context_id,
+            state=request.status,
+            status_timestamp_after=request.status_timestamp_after,
+            page_size=page_size,
+            page_token=request.page_token,
+        )
+
+        async def visible(task: Task) -> bool:
+            return await self._authorized("list", task, call)
+
+        try:
+            page = await self.runtime.store.list_tasks(
+                query, visible if self.authorize_task is not None else None
+            )
+        except InvalidPageTokenError:
+            raise InvalidParamsError("Invalid pageToken") from None
+        tasks = [
+            task_view(
+                task,
+                history_length=request.history_length,
+                include_artifacts=bool(request.include_artifacts),
+            )
+            for task in page.tasks
+        ]
+        return ListTasksResponse(
+            tasks=tasks,
+            next_page_token=page.next_page_token,
+            page_size=page_size,
+            total_size=page.total_size,
+        )
+
+    async def _cancel(self, call: Call, request: CancelTaskRequest) -> Task:
+        stored = await self._load(call, request.id, "cancel")
+        if stored.task.status.state in TERMINAL_STATES:
+            raise TaskNotCancelableError(
+                f"Task is {stored.task.status.state.value} and cannot be canceled"
+            )
+        execution = self.runtime.executions.get(request.id)
+        writer = execution.context.writer if execution is not None else None
+        if writer is None:
+            writer = TaskWriter(self.runtime, stored)
+        # CANCELED is written first, so whatever the agent does while it unwinds (or if it
+        # ignores cancellation) arrives after a terminal state and is dropped.
+        task = await writer.cancel()
+        if execution is not None:
+            execution.cancel_soon()
+        return task
+
+    # --- push configs and the extended card ---------------------------------------------
+
+    async def _push(self, call: Call) -> Any:
+        request = call.request
+        configs = self.runtime.push_configs
+        assert configs is not None
+        operation = _PUSH_OPERATION_NAMES[call.operation]
+        if isinstance(request, TaskPushNotificationConfig):
+            await self._load(call, request.task_id, operation)
+            try:
+                check_webhook_url(
+                    request.url,
+                    allow_hosts=self.push_allow_hosts,
+                    allow_private=self.push_allow_private,
+                )
+            except WebhookUrlRefusedError as exc:
+                raise InvalidParamsError(f"Webhook URL refused: {exc}") from None
+            try:
+                return await configs.set(request, legacy_v0_3=call.dialect == "0.3")
+            except PushConfigLimitError as exc:
+                raise InvalidParamsError(str(exc)) from None
+        if isinstance(request, GetTaskPushNotificationConfigRequest):
+            await self._load(call, request.task_id, operation)
+            found = await configs.get(request.task_id, request.id)
+            if found is None:
+                raise TaskNotFoundError("Push notification config not found")
+            return found
+        if isinstance(request, ListTaskPushNotificationConfigsRequest):
+            await self._load(call, request.task_id, operation)
+            return ListTaskPushNotificationConfigsResponse(
+                configs=await configs.list_configs(request.task_id)
+            )
+        assert isinstance(request, DeleteTaskPushNotificationConfigRequest)
+        await self._load(call, request.task_id, operation)
+        await configs.delete(request.task_id, request.id)
+        return None
+
+    async def _extended_card(self, call: Call) -> AgentCard:
+        if call.identity is None:
+            raise UnsupportedOperationError(
+                "The extended agent card is only served to authenticated callers"
+            )
+        source = self.extended_card
+        card = source(call.identity) if callable(source) else source
+        if inspect.isawaitable(card):
+            card = await card
+        assert isinstance(card, AgentCard)
+        return build_card(
+            card,
+            self.protocol.served_interfaces,
+            [ext.declaration for ext in self.extensions],
+            call.base_url,
+        )
+
+
+def _last_event_id(call: Call) -> int | None:
+    value = (call.last_event_id or "").strip()
+    return int(value) if value.isdigit() and len(value) < 19 else None
+
+
+def _internal_error_response() -> HttpResponse:
+    body = b'{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}'
+    return HttpResponse(500, (("content-type", "application/json"),), body)

@@ -1,0 +1,227 @@
+"""The in-memory event log (L2): the default :class:`~.events.EventLog`.
+
+It owns each task's log of stream events, the wake-ups of the followers waiting on a log,
+and the retention of finished logs. Events are kept *encoded* (one msgpack blob each):
+a finished task's log is retained for ``Last-Event-ID`` replay long after its streams
+ended, and blobs cost a fraction of the live objects; each reader decodes its own copy, so
+no reader can change what another one sees (as with a networked log).
+
+Followers do not poll. A log has at most one :class:`anyio.Event` at a time, created by
+the first follower that has to wait and replaced by the next append, so N followers of one
+task share one event, and an append wakes all of them with one ``set()``.
+
+Retention: a closed log is kept ``retention`` seconds after it closed, and at most
+``max_closed_logs`` closed logs are kept (the oldest goes first). Open logs are never
+dropped except by :meth:`InMemoryEventLog.forget`. Expiry is lazy (each operation drops
+what has expired, O(1) amortised), so no background task is needed. A follower still
+draining a log when it expires finishes normally: it holds the log, the store does not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Final
+
+import anyio
+import msgspec
+
+from a2a_core.errors import LocalProtocolError
+from a2a_core.types import StreamResponse
+
+from .events import EventLog, LoggedEvent
+
+__all__ = ["InMemoryEventLog"]
+
+_encoder: Final = msgspec.msgpack.Encoder()
+_decoder: Final = msgspec.msgpack.Decoder(StreamResponse)
+
+
+class _Log:
+    """One task's log: encoded events (``events[i]`` has seq ``i + 1``) and its state."""
+
+    __slots__ = ("closed", "closed_at", "events", "followers", "forgotten", "task_id", "wakeup")
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.events: list[bytes] = []
+        self.closed = False
+        self.closed_at = 0.0
+        self.forgotten = False
+        # Set (and dropped) by the next append, close or forget; None while nobody waits.
+        self.wakeup: anyio.Event | None = None
+        self.followers = 0
+
+    def wake(self) -> None:
+        if self.wakeup is not None:
+            self.wakeup.set()
+            self.wakeup = None
+
+
+class InMemoryEventLog(EventLog):
+    """Per-task event logs in process memory, with retention of closed logs.
+
+    :param retention: seconds a closed log stays readable after :meth:`close`, for
+        ``Last-Event-ID`` replay (``None``: until ``max_closed_logs`` pushes it out).
+    :param max_closed_logs: how many closed logs are kept at most, oldest dropped first
+        (``None``: no bound).
+    :param clock: monotonic seconds, used only for ``retention``; inject one in tests.
+
+    A log exists from its first append (or close) until it is forgotten or expires. A
+    follower of a log that does not exist yet waits for it, as a blocking read of a Redis
+    stream does; after a log expired or was forgotten, the next append starts a new log at
+    seq 1, so drop the task (store and push configs) together with its log.
+    """
+
+    def __init__(
+        self,
+        *,
+        retention: float | None = 3600.0,
+        max_closed_logs: int | None = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if retention is not None and retention < 0:
+            raise ValueError("retention must be >= 0 or None")
+        if max_closed_logs is not None and max_closed_logs < 0:
+            raise ValueError("max_closed_logs must be >= 0 or None")
+        self._retention = retention
+        self._max_closed = max_closed_logs
+        self._clock = clock
+        self._logs: dict[str, _Log] = {}
+        # Closed logs in the order they closed; forgotten ones are skipped lazily.
+        self._closed: deque[_Log] = deque()
+        self._closed_count = 0
+        self._buffer = bytearray()
+
+    def __len__(self) -> int:
+        """How many logs are held now (expired ones leave at the next operation)."""
+        return len(self._logs)
+
+    async def append(self, task_id: str, event: StreamResponse) -> int:
+        """Append an event and wake the log's followers; return its seq (1, 2, ...).
+
+        Raises :class:`LocalProtocolError` if the log is closed: nothing follows a terminal
+        state, and a late event is a bug in the caller, not something to store.
+        """
+        self._expire()
+        # Encode before touching the log (encoding may fail); encode_into + copy gives a
+        # blob of exactly the encoded size, where `encode` leaves spare capacity.
+        _encoder.encode_into(event, self._buffer)
+        blob = bytes(self._buffer)
+        log = self._logs.get(task_id)
+        if log is None:
+            log = self._logs[task_id] = _Log(task_id)
+        if log.closed:
+            raise LocalProtocolError(f"The event log of task {task_id!r} is closed")
+        log.events.append(blob)
+        log.wake()
+        return len(log.events)
+
+    async def close(self, task_id: str) -> None:
+        """Close the log (idempotent): followers end once they have read every event."""
+        self._expire()
+        log = self._logs.get(task_id)
+        if log is None:
+            log = self._logs[task_id] = _Log(task_id)
+        if log.closed:
+            return
+        log.closed = True
+        log.closed_at = self._clock()
+        self._closed.append(log)
+        self._closed_count += 1
+        log.wake()
+        self._expire()
+
+    async def read(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
+        """The events with ``seq > after`` logged so far (fresh copies; no waiting)."""
+        self._expire()
+        log = self._logs.get(task_id)
+        if log is None:
+            return []
+        start = max(after, 0)
+        return [
+            LoggedEvent(seq=seq, event=_decoder.decode(blob))
+            for seq, blob in enumerate(log.events[start:], start=start + 1)
+        ]
+
+    async def follow(
+        self, task_id: str, after: int = 0, *, idle_timeout: float | None = None
+    ) -> AsyncIterator[LoggedEvent]:
+        """Every event with ``seq > after``, then each new one as it is appended.
+
+        Ends when the log is closed and drained, when it is forgotten (at once), or when
+        ``idle_timeout`` seconds pass with nothing new (the time the consumer spends between
+        events does not count). Close it (``contextlib.aclosing``) when leaving early.
+        """
+        self._expire()
+        log = self._logs.get(task_id)
+        if log is None:
+            # Wait for a log that does not exist yet; removed again below if it stays empty.
+            log = self._logs[task_id] = _Log(task_id)
+        log.followers += 1
+        seq = max(after, 0)
+        try:
+            while not log.forgotten:
+                if seq < len(log.events):
+                    blob = log.events[seq]
+                    seq += 1
+                    yield LoggedEvent(seq=seq, event=_decoder.decode(blob))
+                    continue
+                if log.closed:
+                    return
+                wakeup = log.wakeup
+                if wakeup is None:
+                    wakeup = log.wakeup = anyio.Event()
+                if idle_timeout is None:
+                    await wakeup.wait()
+                    continue
+                with anyio.move_on_after(idle_timeout) as scope:
+                    await wakeup.wait()
+                if scope.cancelled_caught and seq >= len(log.events) and not log.closed:
+                    return
+        finally:
+            log.followers -= 1
+            if (
+                log.followers == 0
+                and not log.events
+                and not log.closed
+                and self._logs.get(task_id) is log
+            ):
+                del self._logs[task_id]  # an empty log only followers created
+
+    async def forget(self, task_id: str) -> None:
+        """Drop a task's log now, whatever its state; its followers end at once."""
+        self._expire()
+        log = self._logs.pop(task_id, None)
+        if log is None:
+            return
+        log.forgotten = True
+        if log.closed:
+            self._closed_count -= 1
+            self._compact()
+        log.wake()
+
+    # -- retention -----------------------------------------------------------------------
+
+    def _expire(self) -> None:
+        """Drop closed logs past ``retention`` or over ``max_closed_logs``, oldest first."""
+        queue = self._closed
+        now = self._clock() if self._retention is not None else 0.0
+        while queue:
+            log = queue[0]
+            if self._logs.get(log.task_id) is not log:
+                queue.popleft()  # forgotten since it closed
+                continue
+            over = self._max_closed is not None and self._closed_count > self._max_closed
+            expired = self._retention is not None and now - log.closed_at >= self._retention
+            if not (over or expired):
+                break
+            queue.popleft()
+            del self._logs[log.task_id]
+            self._closed_count -= 1
+
+    def _compact(self) -> None:
+        # Forgotten logs leave stale queue entries; rebuild when they outnumber live ones.
+        if len(self._closed) > 2 * self._closed_count + 64:
+            self._closed = deque(log for log in self._closed if self._logs.get(log.task_id) is log)

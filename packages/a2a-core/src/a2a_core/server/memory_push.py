@@ -1,0 +1,99 @@
+"""The in-memory push-config store (L2): the default :class:`~.push.PushConfigStore`.
+
+It owns the per-task webhook configs of one process: id assignment, upsert by
+``(taskId, id)``, creation order, and a bound on configs per task so that a client cannot grow
+the server's memory (or its webhook fan-out) without limit. Nothing here survives a restart;
+a networked store implements the same protocol.
+
+Every method runs to completion without awaiting, so on one event loop each call is atomic
+and no lock is needed; the methods are ``async`` only to fit the protocol.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import msgspec
+
+from a2a_core.errors import LocalProtocolError
+from a2a_core.types import TaskPushNotificationConfig
+
+from .push import PushTarget
+
+__all__ = ["InMemoryPushConfigStore", "PushConfigLimitError"]
+
+
+class PushConfigLimitError(ValueError):
+    """A new config for a task that already has the most configs allowed.
+
+    The server answers it as InvalidParams; the message is safe to show to the client.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a task can have at most {limit} push notification configs")
+        self.limit = limit
+
+
+class InMemoryPushConfigStore:
+    """Webhook configs per task, in a dict, bounded per task.
+
+    ``max_configs_per_task`` (default 10) bounds the configs of one task: creating one more
+    raises :class:`PushConfigLimitError`; replacing an existing one (same id) is always
+    allowed. Configs are kept until deleted one by one or with :meth:`delete_task` (which
+    the server calls when it evicts the task).
+    """
+
+    def __init__(self, *, max_configs_per_task: int = 10) -> None:
+        if max_configs_per_task < 1:
+            raise ValueError("max_configs_per_task must be at least 1")
+        self._max = max_configs_per_task
+        # task id -> config id -> target; dicts keep insertion order, which is creation
+        # order, and replacing a value keeps its position (an upsert does not reorder).
+        self._tasks: dict[str, dict[str, PushTarget]] = {}
+
+    async def set(
+        self, config: TaskPushNotificationConfig, *, legacy_v0_3: bool = False
+    ) -> TaskPushNotificationConfig:
+        """Store (or replace, by ``(taskId, id)``) a config; assign an id when empty.
+
+        The id assigned is the task id for the task's first config (what the reference SDK
+        does, so a v0.3 client that omits the config id finds it again), else a new UUID.
+        """
+        if not config.task_id:
+            raise LocalProtocolError("a push config must name its task before it is stored")
+        configs = self._tasks.get(config.task_id, {})
+        if not config.id:
+            new_id = config.task_id if not configs else uuid.uuid4().hex
+            config = msgspec.structs.replace(config, id=new_id)
+        if config.id not in configs and len(configs) >= self._max:
+            raise PushConfigLimitError(self._max)
+        configs[config.id] = PushTarget(config=config, legacy_v0_3=legacy_v0_3)
+        self._tasks[config.task_id] = configs
+        return config
+
+    async def get(self, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
+        """One config, or ``None``."""
+        target = self._tasks.get(task_id, {}).get(config_id)
+        return None if target is None else target.config
+
+    async def list_configs(self, task_id: str) -> list[TaskPushNotificationConfig]:
+        """Every config of a task, in creation order."""
+        return [target.config for target in self._tasks.get(task_id, {}).values()]
+
+    async def targets(self, task_id: str) -> list[PushTarget]:
+        """Every config of a task with its dialect, for delivery."""
+        return list(self._tasks.get(task_id, {}).values())
+
+    async def delete(self, task_id: str, config_id: str) -> None:
+        """Remove one config (no error if unknown: delete is idempotent)."""
+        configs = self._tasks.get(task_id)
+        if configs is None:
+            return
+        configs.pop(config_id, None)
+        if not configs:
+            # An empty dict per task would otherwise outlive every task ever configured.
+            del self._tasks[task_id]
+
+    async def delete_task(self, task_id: str) -> None:
+        """Remove every config of a task."""
+        self._tasks.pop(task_id, None)

@@ -1,0 +1,425 @@
+"""The in-memory task store (L2): the default :class:`~.store.TaskStore`.
+
+It owns three things: the tasks themselves, kept *encoded* (one msgpack blob per task, so a
+stored task costs a few hundred bytes instead of a tree of Python objects, and nothing the
+store hands out is shared with it, exactly as with a networked store); the bounds that keep
+memory flat on a long-running server (finished tasks expire after ``ttl`` seconds, and at
+most ``max_terminal_tasks`` of them are kept, oldest evicted first; tasks still running are
+never evicted); and the sorted indexes and signed cursors of ListTasks.
+
+Everything happens in the calling task: there is no background sweeper. Each operation
+first evicts what has expired, which costs O(1) amortised because finished tasks are queued
+in the order they finished. Every operation is atomic with respect to the others (no
+``await`` between reading and writing), so the store is safe for concurrent use from any
+number of anyio tasks on one event loop.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as _dt
+import hmac
+import inspect
+import logging
+import re
+import secrets
+import time
+from bisect import bisect_left, insort
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeAlias
+
+import msgspec
+
+from a2a_core.types import Task, TaskState
+
+from .store import (
+    ConcurrentUpdateError,
+    InvalidPageTokenError,
+    StoredTask,
+    TaskExistsError,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    VisibleFilter,
+)
+
+__all__ = ["EvictHook", "InMemoryTaskStore"]
+
+_logger = logging.getLogger(__name__)
+
+#: Called with the id of each task the store evicts (expired or over the bound), so that the
+#: server can drop what it keeps beside the task (event log, push configs). May be async.
+EvictHook: TypeAlias = Callable[[str], Awaitable[None] | None]
+
+# A task's place in ListTasks order: (status time in microseconds since the epoch, task id).
+# Indexes keep keys ascending, so new and recently updated tasks (the ones that change)
+# sit at the cheap end of the list, and a page walks the index backwards.
+_Key: TypeAlias = tuple[int, str]
+
+_encoder: Final = msgspec.msgpack.Encoder()
+_task_decoder: Final = msgspec.msgpack.Decoder(Task)
+_cursor_decoder: Final = msgspec.msgpack.Decoder(tuple[int, str])
+
+_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
+_MICROSECOND: Final = _dt.timedelta(microseconds=1)
+# Tasks without a status timestamp get a time before any real one, so they sort last.
+_NO_TIMESTAMP: Final = -(1 << 62)
+
+_TOKEN_VERSION: Final = 1
+_TOKEN_MAC_SIZE: Final = 8
+_TOKEN_MAX_LENGTH: Final = 1024
+_TOKEN_ALPHABET: Final = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _micros(timestamp: _dt.datetime | None) -> int:
+    if timestamp is None:
+        return _NO_TIMESTAMP
+    if timestamp.tzinfo is None:  # TaskStatus normalises to UTC; be safe with raw values
+        timestamp = timestamp.replace(tzinfo=_dt.UTC)
+    return (timestamp - _EPOCH) // _MICROSECOND
+
+
+class _Record:
+    """One stored task: its blob plus the few fields that indexing and eviction read."""
+
+    __slots__ = (
+        "blob",
+        "context_id",
+        "key",
+        "last_seq",
+        "state",
+        "tenant",
+        "terminal_since",
+        "version",
+    )
+
+    def __init__(self, key: _Key, blob: bytes, tenant: str, context_id: str) -> None:
+        self.key = key
+        self.blob = blob
+        self.tenant = tenant
+        self.context_id = context_id
+        self.state = TaskState.UNSPECIFIED
+        self.version = 0
+        self.last_seq = 0
+        self.terminal_since: float | None = None
+
+
+class InMemoryTaskStore(TaskStore):
+    """Tasks in process memory, encoded, bounded, with cursor-paged ListTasks.
+
+    :param ttl: seconds a terminal task is kept after it became terminal (``None``: until
+        ``max_terminal_tasks`` pushes it out).
+    :param max_terminal_tasks: how many terminal tasks are kept at most; the one that
+        finished first goes first (``None``: no bound). Tasks that are not terminal are never
+        evicted, whatever their number or age.
+    :param clock: monotonic seconds, used only for ``ttl``; inject one to control time in tests.
+    :param on_evict: called with the id of every task the store evicts, after it is gone, so
+        the server can drop the task's event log and push configs. It runs inside the store
+        operation that noticed the eviction (any of them), must be quick, and its exceptions
+        are logged, not raised. :meth:`delete` does not call it: the caller knows.
+    """
+
+    def __init__(
+        self,
+        *,
+        ttl: float | None = 3600.0,
+        max_terminal_tasks: int | None = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+        on_evict: EvictHook | None = None,
+    ) -> None:
+        if ttl is not None and ttl < 0:
+            raise ValueError("ttl must be >= 0 or None")
+        if max_terminal_tasks is not None and max_terminal_tasks < 0:
+            raise ValueError("max_terminal_tasks must be >= 0 or None")
+        self._ttl = ttl
+        self._max_terminal = max_terminal_tasks
+        self._clock = clock
+        self._on_evict = on_evict
+        self._records: dict[str, _Record] = {}
+        # Per tenant, and per tenant and context: ascending keys (see _Key). Nested dicts
+        # rather than (tenant, context) keys: most contexts hold one task, and a key tuple
+        # per context would cost more than the index entry itself.
+        self._by_tenant: dict[str, list[_Key]] = {}
+        self._by_context: dict[str, dict[str, list[_Key]]] = {}
+        # Terminal tasks in the order they became terminal. Entries of tasks deleted since
+        # are skipped lazily (a record is current when `_records` still maps its id to it).
+        self._terminal_queue: deque[_Record] = deque()
+        self._terminal_count = 0
+        self._pending_evictions: deque[str] = deque()
+        # Page tokens are signed, so a token this store did not issue is detected rather
+        # than silently read as some position.
+        self._token_key = secrets.token_bytes(16)
+        self._buffer = bytearray()
+
+    def __len__(self) -> int:
+        """How many tasks are held now (expired ones leave at the next operation)."""
+        return len(self._records)
+
+    # -- the TaskStore protocol ----------------------------------------------------------
+
+    async def get(self, task_id: str) -> StoredTask | None:
+        """The stored task (a fresh copy), or ``None`` when unknown or expired."""
+        self._evict()
+        await self._notify_evicted()
+        record = self._records.get(task_id)
+        if record is None:
+            return None
+        return StoredTask(
+            task=_task_decoder.decode(record.blob),
+            version=record.version,
+            last_seq=record.last_seq,
+            tenant=record.tenant,
+        )
+
+    async def create(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
+        """Store a new task at version 1; :class:`TaskExistsError` if the id is taken."""
+        self._evict()
+        if task.id in self._records:
+            raise TaskExistsError(task.id)
+        record = _Record((_micros(task.status.timestamp), task.id), b"", tenant, task.context_id)
+        self._write(record, task, last_seq)
+        self._records[task.id] = record
+        self._index(record)
+        self._evict()
+        await self._notify_evicted()
+        return StoredTask(task=task, version=record.version, last_seq=last_seq, tenant=tenant)
+
+    async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
+        """Replace the task if it is still at ``expected_version``, else
+        :class:`ConcurrentUpdateError` (also when it is gone: deleted or evicted)."""
+        self._evict()
+        record = self._records.get(task.id)
+        if record is None:
+            raise ConcurrentUpdateError(f"task {task.id!r} is not stored")
+        if record.version != expected_version:
+            raise ConcurrentUpdateError(
+                f"task {task.id!r} is at version {record.version}, not {expected_version}"
+            )
+        self._write(record, task, last_seq)  # first: encoding may fail, then nothing changed
+        key = (_micros(task.status.timestamp), task.id)
+        if key != record.key or task.context_id != record.context_id:
+            self._unindex(record)
+            record.key, record.context_id = key, task.context_id
+            self._index(record)
+        self._evict()
+        await self._notify_evicted()
+        return StoredTask(
+            task=task, version=record.version, last_seq=last_seq, tenant=record.tenant
+        )
+
+    async def delete(self, task_id: str) -> None:
+        """Forget a task at once (no error if unknown; ``on_evict`` is not called)."""
+        self._evict()
+        record = self._records.get(task_id)
+        if record is not None:
+            self._remove(record)
+            self._compact_terminal_queue()
+        await self._notify_evicted()
+
+    async def list_tasks(self, query: TaskQuery, visible: VisibleFilter | None = None) -> TaskPage:
+        """One page of ListTasks: newest status first, filtered, then ``visible``, then paged.
+
+        Order is by ``(status timestamp, task id)``, both descending; tasks without a status
+        timestamp come last. Both parts run the same way so that the cursor is a single
+        comparable key: a database serves the same order with one composite index and a
+        row comparison (``WHERE (ts, id) < (:ts, :id) ORDER BY ts DESC, id DESC``).
+
+        Cost: O(log n + page) without ``visible`` and without a state filter; a state filter
+        adds a scan of the records in range (no decoding); ``visible`` must see every
+        candidate, to keep ``total_size`` right, so it costs one decode and one call per
+        matching task.
+        """
+        if query.page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        self._evict()
+        await self._notify_evicted()
+        scope = self._query_scope(query)
+        cursor = self._read_token(query.page_token, scope) if query.page_token else None
+        if query.context_id:
+            keys = self._by_context.get(query.tenant, {}).get(query.context_id, [])
+        else:
+            keys = self._by_tenant.get(query.tenant, [])
+        low = 0
+        if query.status_timestamp_after is not None:
+            low = bisect_left(keys, (_micros(query.status_timestamp_after), ""))
+        high = len(keys) if cursor is None else max(low, bisect_left(keys, cursor))
+
+        if visible is None and query.state is TaskState.UNSPECIFIED:
+            start = max(low, high - query.page_size)
+            page_keys = keys[start:high]
+            page_keys.reverse()
+            tasks = [_task_decoder.decode(self._records[k[1]].blob) for k in page_keys]
+            more = start > low
+            next_token = self._make_token(page_keys[-1], scope) if more and page_keys else ""
+            return TaskPage(tasks=tasks, next_page_token=next_token, total_size=len(keys) - low)
+
+        # Snapshot the candidates (keys and immutable blobs) before any await, so that
+        # writes made while `visible` runs cannot shift the scan under our feet.
+        state = query.state
+        candidates: list[tuple[_Key, bytes]] = []
+        for index in range(len(keys) - 1, low - 1, -1):
+            key = keys[index]
+            record = self._records[key[1]]
+            if state is TaskState.UNSPECIFIED or record.state is state:
+                candidates.append((key, record.blob))
+        page: list[Task] = []
+        last_key: _Key | None = None
+        total = 0
+        more = False
+        for key, blob in candidates:
+            task: Task | None = None
+            if visible is not None:
+                task = _task_decoder.decode(blob)
+                if not await visible(task):
+                    continue
+            total += 1
+            if cursor is not None and key >= cursor:
+                continue  # before the cursor: counted, not shown
+            if len(page) < query.page_size:
+                page.append(task if task is not None else _task_decoder.decode(blob))
+                last_key = key
+            else:
+                more = True
+        next_token = self._make_token(last_key, scope) if more and last_key else ""
+        return TaskPage(tasks=page, next_page_token=next_token, total_size=total)
+
+    # -- writes and indexes --------------------------------------------------------------
+
+    def _write(self, record: _Record, task: Task, last_seq: int) -> None:
+        # encode_into + copy gives a bytes object of exactly the encoded size; `encode`
+        # returns one with spare capacity (about 25% of a small task).
+        _encoder.encode_into(task, self._buffer)
+        record.blob = bytes(self._buffer)
+        record.version += 1
+        record.last_seq = last_seq
+        record.state = task.status.state
+        terminal = task.status.state.is_terminal
+        if terminal and record.terminal_since is None:
+            record.terminal_since = self._clock()
+            self._terminal_queue.append(record)
+            self._terminal_count += 1
+        elif not terminal and record.terminal_since is not None:
+            # Only a lifecycle bug un-finishes a task; then it must not be evicted.
+            record.terminal_since = None
+            self._terminal_count -= 1
+
+    def _index(self, record: _Record) -> None:
+        insort(self._by_tenant.setdefault(record.tenant, []), record.key)
+        if record.context_id:
+            contexts = self._by_context.setdefault(record.tenant, {})
+            insort(contexts.setdefault(record.context_id, []), record.key)
+
+    def _unindex(self, record: _Record) -> None:
+        _discard(self._by_tenant, record.tenant, record.key)
+        if record.context_id:
+            contexts = self._by_context[record.tenant]
+            _discard(contexts, record.context_id, record.key)
+            if not contexts:
+                del self._by_context[record.tenant]
+
+    def _remove(self, record: _Record) -> None:
+        del self._records[record.key[1]]
+        self._unindex(record)
+        if record.terminal_since is not None:
+            self._terminal_count -= 1
+
+    # -- eviction ------------------------------------------------------------------------
+
+    def _evict(self) -> None:
+        """Drop expired and surplus terminal tasks, oldest first; queue their ids for
+        ``on_evict``. Amortised O(1): each queue entry is popped once."""
+        queue = self._terminal_queue
+        now = self._clock() if self._ttl is not None else 0.0
+        while queue:
+            record = queue[0]
+            since = record.terminal_since
+            if since is None or self._records.get(record.key[1]) is not record:
+                queue.popleft()  # deleted, or un-finished, since it was queued
+                continue
+            over = self._max_terminal is not None and self._terminal_count > self._max_terminal
+            expired = self._ttl is not None and now - since >= self._ttl
+            if not (over or expired):
+                break
+            queue.popleft()
+            self._remove(record)
+            if self._on_evict is not None:
+                self._pending_evictions.append(record.key[1])
+
+    def _compact_terminal_queue(self) -> None:
+        # Deleted tasks leave stale entries behind; rebuild when they outnumber live ones
+        # so the queue stays O(live terminal tasks) even if the front never expires.
+        queue = self._terminal_queue
+        if len(queue) > 2 * self._terminal_count + 64:
+            self._terminal_queue = deque(
+                r
+                for r in queue
+                if r.terminal_since is not None and self._records.get(r.key[1]) is r
+            )
+
+    async def _notify_evicted(self) -> None:
+        # Pop one id at a time: if this task is cancelled mid-way, the next operation
+        # notifies the rest.
+        hook = self._on_evict
+        pending = self._pending_evictions
+        while hook is not None and pending:
+            task_id = pending.popleft()
+            try:
+                result = hook(task_id)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                _logger.exception("on_evict hook failed for task %s", task_id)
+
+    # -- page tokens ---------------------------------------------------------------------
+
+    @staticmethod
+    def _query_scope(query: TaskQuery) -> bytes:
+        """What a token is bound to: the filters (not the page size, which may change)."""
+        after = query.status_timestamp_after
+        return _encoder.encode(
+            (
+                query.tenant,
+                query.context_id,
+                query.state.value,
+                None if after is None else _micros(after),
+            )
+        )
+
+    def _sign(self, body: bytes, scope: bytes) -> bytes:
+        return hmac.digest(self._token_key, scope + body, "sha256")[:_TOKEN_MAC_SIZE]
+
+    def _make_token(self, key: _Key, scope: bytes) -> str:
+        body = bytes([_TOKEN_VERSION]) + _encoder.encode(key)
+        raw = body[:1] + self._sign(body, scope) + body[1:]
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+    def _read_token(self, token: str, scope: bytes) -> _Key:
+        """The cursor in a token this store issued for the same filters, else
+        :class:`InvalidPageTokenError`."""
+        invalid = InvalidPageTokenError("invalid page token")
+        if len(token) > _TOKEN_MAX_LENGTH or not _TOKEN_ALPHABET.fullmatch(token):
+            raise invalid
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        except (binascii.Error, ValueError):
+            raise invalid from None
+        if len(raw) <= 1 + _TOKEN_MAC_SIZE or raw[0] != _TOKEN_VERSION:
+            raise invalid
+        mac, payload = raw[1 : 1 + _TOKEN_MAC_SIZE], raw[1 + _TOKEN_MAC_SIZE :]
+        if not hmac.compare_digest(mac, self._sign(raw[:1] + payload, scope)):
+            raise invalid
+        try:
+            return _cursor_decoder.decode(payload)
+        except msgspec.DecodeError:  # pragma: no cover - only if our own encoding changed
+            raise invalid from None
+
+
+def _discard(index: dict[str, list[_Key]], name: str, key: _Key) -> None:
+    keys = index[name]
+    position = bisect_left(keys, key)
+    if position < len(keys) and keys[position] == key:
+        del keys[position]
+    if not keys:
+        del index[name]  # one list per context adds up: drop it when empty

@@ -1,0 +1,280 @@
+"""Running agents (L2): the shared runtime state and one execution per incoming message.
+
+:class:`Runtime` holds what every execution shares (store, event log, push, the registry of
+running executions) and creates tasks. :class:`Execution` runs the agent for one message in
+the server's background task group, detached from the request that started it: a client
+that goes away never cancels or corrupts a task. The request only waits on the execution's
+signals (task created, result ready, settled).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+import anyio
+import msgspec
+
+from a2a_core.errors import A2AError, UnsupportedOperationError
+from a2a_core.lifecycle import ends_wait
+from a2a_core.server.agent import (
+    Agent,
+    AuthRequired,
+    InputRequired,
+    Invocation,
+    agent_message,
+)
+from a2a_core.server.context import TaskContext, TaskWriter, utc_now
+from a2a_core.server.events import EventLog
+from a2a_core.server.push import PushConfigStore, PushSender
+from a2a_core.server.store import TaskStore
+from a2a_core.types import (
+    TERMINAL_STATES,
+    Artifact,
+    Message,
+    Part,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+
+__all__ = ["Execution", "Runtime"]
+
+logger = logging.getLogger("a2a_core.server")
+
+#: The status message of a task whose agent raised: generic on purpose (details go to logs).
+FAILURE_TEXT = "The agent failed while processing the request."
+
+
+class Runtime:
+    """State shared by all executions of one server."""
+
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        store: TaskStore,
+        events: EventLog,
+        push_configs: PushConfigStore | None,
+        push_sender: PushSender | None,
+        push_enabled: bool,
+    ) -> None:
+        self.agent = agent
+        self.store = store
+        self.events = events
+        self.push_configs = push_configs
+        self.push_sender = push_sender
+        self.push_enabled = push_enabled
+        self.executions: dict[str, Execution] = {}
+
+    async def materialize(self, invocation: Invocation) -> TaskWriter:
+        """Create the task of a new message (SUBMITTED, the message in its history), or record
+        a follow-up message on an existing task (which moves to WORKING)."""
+        call = invocation.call
+        if invocation.task is None:
+            task = Task(
+                id=invocation.task_id,
+                context_id=invocation.context_id,
+                status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
+                history=[invocation.message],
+            )
+            with anyio.CancelScope(shield=True):
+                seq = await self.events.append(task.id, StreamResponse(task=task))
+                stored = await self.store.create(task, tenant=call.tenant, last_seq=seq)
+                await self._register_push(invocation)
+            return TaskWriter(self, stored)
+        existing = await self.store.get(invocation.task_id)
+        if existing is None:  # evicted between the check and now
+            raise UnsupportedOperationError("The task is no longer available")
+        writer = TaskWriter(self, existing)
+        message = invocation.message
+
+        def record_message(task: Task) -> Task:
+            history = list(task.history)
+            if task.status.message is not None:
+                history.append(task.status.message)  # the question before its answer
+            history.append(message)
+            status = msgspec.structs.replace(task.status, message=None)
+            return msgspec.structs.replace(task, history=history, status=status)
+
+        update = TaskStatusUpdateEvent(
+            task_id=existing.task.id,
+            context_id=existing.task.context_id,
+            status=TaskStatus(state=TaskState.WORKING, timestamp=utc_now()),
+        )
+        await writer.emit(StreamResponse(status_update=update), before=record_message)
+        await self._register_push(invocation)
+        return writer
+
+    async def _register_push(self, invocation: Invocation) -> None:
+        config = invocation.configuration
+        webhook = config.task_push_notification_config if config is not None else None
+        if webhook is None or not self.push_enabled or self.push_configs is None:
+            return
+        await self.push_configs.set(
+            msgspec.structs.replace(webhook, task_id=invocation.task_id),
+            legacy_v0_3=invocation.call.dialect == "0.3",
+        )
+
+    async def notify_push(self, task: Task, event: StreamResponse) -> None:
+        """Hand an event to push delivery when the task has webhooks."""
+        if self.push_sender is None or self.push_configs is None:
+            return
+        targets = await self.push_configs.targets(task.id)
+        if targets:
+            await self.push_sender.deliver(targets, event, task)
+
+
+class Execution:
+    """The agent handling one message, run in the background (see the module docstring)."""
+
+    def __init__(self, runtime: Runtime, invocation: Invocation, *, eager: bool) -> None:
+        self.runtime = runtime
+        self.invocation = invocation
+        self.context = TaskContext(runtime, invocation)
+        self.context.on_materialized = self._watch
+        self._eager = eager
+        self._scope = anyio.CancelScope()
+        #: Set when the task exists, a message-only reply is ready, or the execution failed
+        #: before creating a task: what a streaming or non-blocking request waits for.
+        self.started = anyio.Event()
+        #: Set when a blocking request may return: terminal or interrupted, or done.
+        self.settled = anyio.Event()
+        #: Set when the agent has returned (or failed, or was cancelled).
+        self.done = anyio.Event()
+        self.reply_message: Message | None = None
+        self.error: A2AError | None = None
+
+    @property
+    def task_id(self) -> str:
+        """The task this execution works on."""
+        return self.invocation.task_id
+
+    async def run(self) -> None:
+        """Run the agent to the end; never raises (failures go to the task and the log)."""
+        runtime = self.runtime
+        runtime.executions[self.task_id] = self
+        try:
+            with self._scope:
+                if self._eager:
+                    await self._ensure_task()
+                result = await self._invoke()
+                await self._finish(result)
+        except A2AError as exc:
+            if self.context.writer is None:
+                self.error = exc
+            else:
+                await self._fail(exc)
+        except Exception as exc:
+            logger.exception("agent raised while handling task %s", self.task_id)
+            await self._fail(exc)
+        finally:
+            runtime.executions.pop(self.task_id, None)
+            self.started.set()
+            self.settled.set()
+            self.done.set()
+
+    def cancel_soon(self) -> None:
+        """Cancel the agent; it stops at its next checkpoint (the task is already CANCELED)."""
+        self._scope.cancel()
+
+    async def _ensure_task(self) -> TaskWriter:
+        writer = self.context.writer
+        if writer is None:
+            await self.context._ensure_task()
+            writer = self.context.writer
+            assert writer is not None
+        return writer
+
+    def _watch(self, writer: TaskWriter) -> None:
+        def on_change(task: Task) -> None:
+            if ends_wait(task.status.state):
+                self.settled.set()
+
+        writer.on_change(on_change)
+        self.started.set()
+        if ends_wait(writer.task.status.state):
+            self.settled.set()
+
+    async def _invoke(self) -> Any:
+        agent = self.runtime.agent
+        ctx = self.context
+        # A class instance with an async __call__ counts as async too.
+        call = type(agent).__call__ if not inspect.isfunction(agent) else None
+        if inspect.isasyncgenfunction(agent) or inspect.isasyncgenfunction(call):
+            return await self._drain(agent(ctx))  # type: ignore[arg-type]
+        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(call):
+            return await agent(ctx)  # type: ignore[misc]
+        result = await anyio.to_thread.run_sync(agent, ctx)
+        if inspect.isawaitable(result):
+            return await result
+        if isinstance(result, AsyncIterator):
+            return await self._drain(result)
+        return result
+
+    async def _drain(self, chunks: AsyncIterator[Any]) -> Any:
+        """Consume an agent's async generator; returns a final result for ``_finish``."""
+        ctx = self.context
+        try:
+            async for item in chunks:
+                if isinstance(item, InputRequired | AuthRequired):
+                    return item
+                if isinstance(item, Message):
+                    await ctx.working(item)
+                elif isinstance(item, Artifact):
+                    await ctx.artifact(item)
+                elif isinstance(item, str | Part) or (
+                    isinstance(item, Sequence) and item and isinstance(item[0], Part)
+                ):
+                    await ctx.stream_chunk(item)
+                elif item is not None:
+                    raise TypeError(f"an agent cannot yield a {type(item).__name__}")
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True):
+                    await aclose()
+        return None
+
+    async def _finish(self, result: Any) -> None:
+        ctx = self.context
+        if isinstance(result, Message):
+            if ctx.writer is None:
+                self.reply_message = agent_message(result, context_id=ctx.context_id)
+                self.started.set()
+                self.settled.set()
+                return
+            await ctx.complete(result)
+            return
+        if isinstance(result, InputRequired):
+            await ctx.input_required(result.message)
+            return
+        if isinstance(result, AuthRequired):
+            await ctx.auth_required(result.message)
+            return
+        if result is None:
+            writer = await self._ensure_task()
+            if writer.task.status.state is TaskState.SUBMITTED:
+                await ctx.complete()
+            return  # WORKING: left open, to be finished elsewhere; else already settled
+        if isinstance(result, str | Part | Artifact | Sequence):
+            writer = await self._ensure_task()
+            state = writer.task.status.state
+            if state not in TERMINAL_STATES:
+                await ctx.artifact(result)
+                await ctx.complete()
+            return
+        raise TypeError(f"an agent cannot return a {type(result).__name__}")
+
+    async def _fail(self, exc: BaseException) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                writer = await self._ensure_task()
+                if writer.task.status.state not in TERMINAL_STATES:
+                    await writer.status(TaskState.FAILED, self.context.agent_message(FAILURE_TEXT))
+            except Exception:
+                logger.exception("could not record the failure of task %s", self.task_id)
