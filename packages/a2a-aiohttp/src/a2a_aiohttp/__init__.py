@@ -1,12 +1,25 @@
-"""aiohttp adapter for a2a-core.
+"""Serve an A2A agent from aiohttp.
 
-The adapter is a thin translation between aiohttp requests and the core's ``HttpRequest``
-/ ``HttpResponse`` values. Until the runtime lands it exposes only the version, so that the
-package installs and type-checks as part of the workspace.
+``a2a_subapp(server)`` returns a sub-application for ``app.add_subapp("/a2a", ...)``;
+``add_routes(app, server)`` adds the routes to an existing application. Both start and stop
+the server with the application (``cleanup_ctx``). Upstream middleware sets per-request
+overrides with ``put_base_url``, ``put_metadata`` and ``put_identity``.
 """
 
-from importlib.metadata import version as _version
+from a2a_aiohttp._app import (
+    IDENTITY_KEY,
+    a2a_subapp,
+    add_routes,
+    put_base_url,
+    put_identity,
+    put_metadata,
+)
 
-__version__: str = _version("a2a-aiohttp")
-
-__all__ = ["__version__"]
+__all__ = [
+    "IDENTITY_KEY",
+    "a2a_subapp",
+    "add_routes",
+    "put_base_url",
+    "put_identity",
+    "put_metadata",
+]

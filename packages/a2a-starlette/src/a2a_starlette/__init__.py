@@ -1,12 +1,16 @@
-"""Starlette / ASGI adapter for a2a-core.
+"""Serve an A2A agent from Starlette, FastAPI or any ASGI server.
 
-The adapter is a thin translation between Starlette requests and the core's ``HttpRequest``
-/ ``HttpResponse`` values. Until the runtime lands it exposes only the version, so that the
-package installs and type-checks as part of the workspace.
+``A2AStarlette(server)`` is a plain ASGI app: run it with uvicorn, mount it
+(``Mount("/a2a", app=...)``, ``fastapi_app.mount("/a2a", ...)``), or use its ``routes()``.
+It translates ASGI to the core's ``HttpRequest`` and writes back ``HttpResponse`` /
+``SseResponse``; everything else is the core's job.
 """
 
-from importlib.metadata import version as _version
+from a2a_starlette._app import (
+    A2AStarlette,
+    put_base_url,
+    put_identity,
+    put_metadata,
+)
 
-__version__: str = _version("a2a-starlette")
-
-__all__ = ["__version__"]
+__all__ = ["A2AStarlette", "put_base_url", "put_identity", "put_metadata"]

@@ -1,0 +1,137 @@
+"""The aiohttp adapter: ``web.Request`` <-> the core's HTTP values."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from aiohttp import web
+
+from a2a_core.http import Headers, HttpRequest, SseResponse
+from a2a_core.server import A2AServer
+
+__all__ = [
+    "IDENTITY_KEY",
+    "a2a_subapp",
+    "add_routes",
+    "put_base_url",
+    "put_identity",
+    "put_metadata",
+]
+
+#: Request key holding the authenticated caller (set it from your auth middleware).
+IDENTITY_KEY = "a2a.identity"
+_BASE_URL_KEY = "a2a.base_url"
+_METADATA_KEY = "a2a.metadata"
+_TAIL = "a2a_tail"
+
+
+def put_base_url(request: web.Request, base_url: str) -> None:
+    """Set the public URL of the A2A mount for this request (call from middleware)."""
+    request[_BASE_URL_KEY] = base_url
+
+
+def put_metadata(request: web.Request, metadata: Mapping[str, Any]) -> None:
+    """Add per-request metadata, merged over the server's and under the call's own."""
+    request.setdefault(_METADATA_KEY, {}).update(metadata)
+
+
+def put_identity(request: web.Request, identity: Any) -> None:
+    """Set the authenticated caller for this request."""
+    request[IDENTITY_KEY] = identity
+
+
+class _Handler:
+    def __init__(self, server: A2AServer, trust_host_header: bool) -> None:
+        self.server = server
+        self.trust_host_header = trust_host_header
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        tail = request.match_info.get(_TAIL, "")
+        raw = request.raw_path.split("?", 1)[0]
+        # The mount prefix is the decoded path minus the decoded tail; strip it from the raw
+        # path so that escapes inside ids survive.
+        prefix = request.path[: len(request.path) - len(tail)].rstrip("/")
+        path = raw[len(prefix) :] if prefix and raw.startswith(prefix) else raw
+        base_url = request.get(_BASE_URL_KEY)
+        if base_url is None and self.trust_host_header:
+            base_url = f"{request.scheme}://{request.host}{prefix}"
+        body = await _read_body(request, self.server.max_body_size + 1)
+        core_request = HttpRequest(
+            method=request.method,
+            path=path or "/",
+            query=request.query_string,
+            headers=Headers(request.headers.items()),
+            body=body,
+            identity=request.get(IDENTITY_KEY),
+            base_url=base_url,
+            metadata=request.get(_METADATA_KEY) or {},
+        )
+        response = await self.server.handle(core_request)
+        if isinstance(response, SseResponse):
+            return await _stream(request, response)
+        out = web.Response(status=response.status, body=response.body)
+        for name, value in response.headers:
+            out.headers.add(name, value)
+        return out
+
+
+async def _read_body(request: web.Request, limit: int) -> bytes:
+    """Read at most ``limit`` bytes of the body (the core answers an oversized body)."""
+    body = bytearray()
+    while len(body) < limit:
+        chunk = await request.content.read(limit - len(body))
+        if not chunk:
+            break
+        body += chunk
+    return bytes(body)
+
+
+async def _stream(request: web.Request, response: SseResponse) -> web.StreamResponse:
+    """Write frames as they come; a client that goes away only closes the frames."""
+    out = web.StreamResponse(status=response.status)
+    for name, value in response.headers:
+        out.headers.add(name, value)
+    frames = response.frames
+    try:
+        await out.prepare(request)
+        async for frame in frames:
+            await out.write(frame)
+        with contextlib.suppress(ConnectionError):
+            await out.write_eof()
+    except ConnectionError:
+        pass  # the client disconnected; the task carries on
+    finally:
+        aclose = getattr(frames, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    return out
+
+
+def _cleanup_ctx(server: A2AServer) -> Any:
+    async def run(app: web.Application) -> AsyncIterator[None]:
+        async with server:
+            yield
+
+    return run
+
+
+def add_routes(
+    app: web.Application,
+    server: A2AServer,
+    *,
+    prefix: str = "",
+    trust_host_header: bool = False,
+) -> None:
+    """Serve ``server`` under ``prefix`` of ``app`` (and run it with the app)."""
+    handler = _Handler(server, trust_host_header)
+    app.router.add_route("*", prefix.rstrip("/") + "/{" + _TAIL + ":.*}", handler)
+    app.cleanup_ctx.append(_cleanup_ctx(server))
+
+
+def a2a_subapp(server: A2AServer, *, trust_host_header: bool = False) -> web.Application:
+    """A sub-application serving ``server``, for ``app.add_subapp("/a2a", ...)``."""
+    app = web.Application()
+    add_routes(app, server, trust_host_header=trust_host_header)
+    return app

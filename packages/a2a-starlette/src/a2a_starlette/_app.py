@@ -1,0 +1,208 @@
+"""The ASGI adapter: ASGI scope and messages <-> the core's HTTP values."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import anyio
+from starlette.requests import HTTPConnection
+from starlette.routing import BaseRoute, Mount
+from starlette.types import Message, Receive, Scope, Send
+
+from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse
+from a2a_core.server import A2AServer
+
+__all__ = ["A2AStarlette", "put_base_url", "put_identity", "put_metadata"]
+
+_STATE_KEY = "a2a"
+
+
+def _overrides(scope: Scope) -> dict[str, Any]:
+    state = scope.setdefault("state", {})
+    overrides: dict[str, Any] = state.setdefault(_STATE_KEY, {})
+    return overrides
+
+
+def put_base_url(connection: HTTPConnection | Scope, base_url: str) -> None:
+    """Set the public URL of the A2A mount for this request (call from middleware)."""
+    _overrides(_scope_of(connection))["base_url"] = base_url
+
+
+def put_metadata(connection: HTTPConnection | Scope, metadata: Mapping[str, Any]) -> None:
+    """Add per-request metadata, merged over the server's and under the call's own."""
+    _overrides(_scope_of(connection)).setdefault("metadata", {}).update(metadata)
+
+
+def put_identity(connection: HTTPConnection | Scope, identity: Any) -> None:
+    """Set the authenticated caller explicitly (instead of ``request.user``)."""
+    _overrides(_scope_of(connection))["identity"] = identity
+
+
+def _scope_of(connection: HTTPConnection | Scope) -> Scope:
+    return connection.scope if isinstance(connection, HTTPConnection) else connection
+
+
+def _identity(scope: Scope, overrides: Mapping[str, Any]) -> Any:
+    if "identity" in overrides:
+        return overrides["identity"]
+    user = scope.get("user")  # Starlette's AuthenticationMiddleware
+    if user is not None and getattr(user, "is_authenticated", False):
+        return user
+    return None
+
+
+class A2AStarlette:
+    """An ASGI app serving one :class:`A2AServer`.
+
+    Parameters:
+        server: The server to serve.
+        trust_host_header: When no base URL is configured or put by middleware, derive it
+            from the request (scheme, ``Host`` and mount path). Only enable this behind a
+            proxy that sets ``Host`` itself: otherwise clients choose the URLs in the card.
+    """
+
+    def __init__(self, server: A2AServer, *, trust_host_header: bool = False) -> None:
+        self.server = server
+        self.trust_host_header = trust_host_header
+
+    # --- lifespan --------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
+        """Start and stop the server's background work; pass as ``lifespan=`` when mounting
+        (Starlette does not run the lifespan of mounted apps)."""
+        async with self.server:
+            yield
+
+    def routes(self, prefix: str = "") -> list[BaseRoute]:
+        """The routes to add to a Starlette app's route list (a mount at ``prefix``)."""
+        return [Mount(prefix, app=self)]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self._http(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":  # pragma: no cover - ASGI guarantees it
+            return
+        try:
+            async with self.lifespan():
+                await send({"type": "lifespan.startup.complete"})
+                while (await receive())["type"] != "lifespan.shutdown":
+                    pass
+        except BaseException as exc:
+            await send({"type": "lifespan.startup.failed", "message": type(exc).__name__})
+            raise
+        await send({"type": "lifespan.shutdown.complete"})
+
+    # --- requests --------------------------------------------------------------------------
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = await self._request(scope, receive)
+        response = await self.server.handle(request)
+        if isinstance(response, SseResponse):
+            await _send_stream(response, receive, send)
+        else:
+            await _send_response(response, send, head=scope["method"] == "HEAD")
+
+    async def _request(self, scope: Scope, receive: Receive) -> HttpRequest:
+        overrides = _overrides(scope)
+        root = scope.get("root_path", "")
+        raw = scope.get("raw_path") or scope["path"].encode()
+        path = raw.decode("latin-1").split("?", 1)[0]
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        base_url = overrides.get("base_url")
+        if base_url is None and self.trust_host_header:
+            base_url = _derived_base_url(scope)
+        return HttpRequest(
+            method=scope["method"],
+            path=path or "/",
+            query=scope.get("query_string", b"").decode("latin-1"),
+            headers=Headers(scope["headers"]),
+            body=await _read_body(receive, self.server.max_body_size + 1),
+            identity=_identity(scope, overrides),
+            base_url=base_url,
+            metadata=overrides.get("metadata") or {},
+        )
+
+
+def _derived_base_url(scope: Scope) -> str:
+    headers = Headers(scope["headers"])
+    host = headers.get("host")
+    if host is None:
+        server = scope.get("server") or ("localhost", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scope.get('scheme', 'http')}://{host}{scope.get('root_path', '')}"
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    """Read the body, keeping at most ``limit`` bytes (the core answers an oversized body)."""
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        if len(body) < limit:
+            body += message.get("body", b"")[: limit - len(body)]
+        if not message.get("more_body", False):
+            break
+    return bytes(body)
+
+
+def _raw_headers(
+    headers: tuple[tuple[str, str], ...], body_length: int | None
+) -> list[tuple[bytes, bytes]]:
+    raw = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+    if body_length is not None and not any(name == b"content-length" for name, _ in raw):
+        raw.append((b"content-length", str(body_length).encode()))
+    return raw
+
+
+async def _send_response(response: HttpResponse, send: Send, *, head: bool) -> None:
+    length = None if response.status in (204, 304) else len(response.body)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": response.status,
+            "headers": _raw_headers(response.headers, length),
+        }
+    )
+    await send({"type": "http.response.body", "body": b"" if head else response.body})
+
+
+async def _send_stream(response: SseResponse, receive: Receive, send: Send) -> None:
+    """Write frames as they come; stop (closing the frames) when the client disconnects."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": response.status,
+            "headers": _raw_headers(response.headers, None),
+        }
+    )
+    frames = response.frames
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def watch_disconnect() -> None:
+                message: Message = {"type": ""}
+                while message["type"] != "http.disconnect":
+                    message = await receive()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch_disconnect)
+            async for frame in frames:
+                await send({"type": "http.response.body", "body": frame, "more_body": True})
+            tg.cancel_scope.cancel()
+        with contextlib.suppress(OSError):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        with anyio.CancelScope(shield=True):
+            aclose = getattr(frames, "aclose", None)
+            if aclose is not None:
+                await aclose()
