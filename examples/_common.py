@@ -1,9 +1,16 @@
-"""Shared command line of the examples: pick an adapter, a host, a port and a public URL."""
+"""Shared command line of the examples: pick an adapter, a host, a port and a public URL.
+
+Every example ends with ``serve(server, args)``, which serves the agent at the root of the
+chosen framework: a plain ASGI app under uvicorn for ``--adapter starlette``, an aiohttp
+application for ``--adapter aiohttp``. Middleware (for instance to authenticate callers) is
+passed per adapter, because each framework has its own kind.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from a2a_core.server import A2AServer
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
@@ -12,9 +19,12 @@ ADAPTERS = ("starlette", "aiohttp")
 
 
 def parse_args(
-    description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None
+    description: str,
+    extra: Callable[[argparse.ArgumentParser], None] | None = None,
+    *,
+    public_host: str | None = None,
 ) -> argparse.Namespace:
-    """The examples' common options."""
+    """The examples' common options; ``public_host`` replaces HOST in the default public URL."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
         "--adapter",
@@ -27,8 +37,10 @@ def parse_args(
     )
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000)")
     parser.add_argument(
-        "--public-url", help="URL clients use to reach this server (default: http://HOST:PORT)"
+        "--public-url",
+        help=f"URL clients use to reach this server (default: http://{public_host or 'HOST'}:PORT)",
     )
+    parser.set_defaults(public_host=public_host)
     if extra is not None:
         extra(parser)
     return parser.parse_args()
@@ -36,11 +48,19 @@ def parse_args(
 
 def public_url(args: argparse.Namespace) -> str:
     """The base URL published in the agent card."""
-    return str(args.public_url or f"http://{args.host}:{args.port}").rstrip("/")
+    host = args.public_host or args.host
+    return str(args.public_url or f"http://{host}:{args.port}").rstrip("/")
 
 
 def card(
-    name: str, description: str, skill: AgentSkill, *, streaming: bool = True, push: bool = True
+    name: str,
+    description: str,
+    skill: AgentSkill,
+    *,
+    streaming: bool = True,
+    push: bool = True,
+    extended: bool = False,
+    modes: Sequence[str] = ("text/plain",),
 ) -> AgentCard:
     """A card for an example agent (interfaces are filled in by the server)."""
     return AgentCard(
@@ -48,28 +68,46 @@ def card(
         description=description,
         supported_interfaces=[],
         version="1.0.0",
-        capabilities=AgentCapabilities(streaming=streaming, push_notifications=push),
-        default_input_modes=["text/plain"],
-        default_output_modes=["text/plain"],
+        capabilities=AgentCapabilities(
+            streaming=streaming, push_notifications=push, extended_agent_card=extended or None
+        ),
+        default_input_modes=list(modes),
+        default_output_modes=list(modes),
         skills=[skill],
     )
 
 
-def serve(server: A2AServer, args: argparse.Namespace) -> None:
-    """Serve on the chosen adapter until interrupted."""
+def serve(
+    server: A2AServer,
+    args: argparse.Namespace,
+    *,
+    asgi_middleware: Sequence[Callable[[Any], Any]] = (),
+    aiohttp_middlewares: Sequence[Any] = (),
+) -> None:
+    """Serve on the chosen adapter until interrupted.
+
+    ``asgi_middleware``: ASGI middleware classes or factories (``app -> app``), outermost
+    first. ``aiohttp_middlewares``: aiohttp middlewares, as ``web.Application`` takes them.
+    """
+    url = public_url(args)
     print(
-        f"A2A agent on {public_url(args)} ({args.adapter}); card at {public_url(args)}/.well-known/agent-card.json",
+        f"A2A agent on {url} ({args.adapter}); card at {url}/.well-known/agent-card.json",
         flush=True,
     )
     if args.adapter == "aiohttp":
         from aiohttp import web
 
-        from a2a_aiohttp import a2a_subapp
+        from a2a_aiohttp import add_routes
 
-        web.run_app(a2a_subapp(server), host=args.host, port=args.port, print=None)
+        app = web.Application(middlewares=list(aiohttp_middlewares))
+        add_routes(app, server)  # also starts and stops the server with the app
+        web.run_app(app, host=args.host, port=args.port, print=None)
     else:
         import uvicorn
 
         from a2a_starlette import A2AStarlette
 
-        uvicorn.run(A2AStarlette(server), host=args.host, port=args.port, log_level="warning")
+        asgi: Any = A2AStarlette(server)  # runs the server in the ASGI lifespan
+        for middleware in reversed(asgi_middleware):
+            asgi = middleware(asgi)
+        uvicorn.run(asgi, host=args.host, port=args.port, log_level="warning")

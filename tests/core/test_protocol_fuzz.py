@@ -149,7 +149,12 @@ def check_call(protocol: ServerProtocol, request: HttpRequest, call: Call) -> No
     assert call.dialect in protocol.versions
     assert ("a2a-version", call.version) in call.response_headers
     assert call.identity is request.identity
-    assert "a2a.auth" not in call.metadata
+    # Reserved metadata comes from the server only, whatever the body said.
+    if request.identity is None:
+        assert "a2a.auth" not in call.metadata
+    else:
+        assert call.metadata["a2a.auth"] is request.identity
+    assert call.metadata.get("a2a.tenant", "") == call.tenant
     reply = protocol.reply_error(call, TaskNotFoundError())
     check_response(request, reply)
     if call.notification:
@@ -411,11 +416,13 @@ def test_any_request_gets_a_well_formed_reply(
     doc=RPC_DOCS.flatmap(mutated_documents),
     path=st.sampled_from(["/", "/rpc"]),
     headers=HEADERS,
+    identity=st.none() | st.just("alice"),
 )
 def test_mutated_jsonrpc_requests_get_a_well_formed_reply(
-    protocol: str, doc: Any, path: str, headers: list[tuple[str, str]]
+    protocol: str, doc: Any, path: str, headers: list[tuple[str, str]], identity: str | None
 ) -> None:
-    check(protocol, HttpRequest("POST", path, "", Headers(headers), _encode(doc)))
+    request = HttpRequest("POST", path, "", Headers(headers), _encode(doc), identity=identity)
+    check(protocol, request)
 
 
 @st.composite

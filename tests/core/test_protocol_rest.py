@@ -523,6 +523,10 @@ def test_rest_under_a_prefix_and_jsonrpc_beside_it() -> None:
     call = as_call(protocol.receive_request(http("GET", "/rest/acme/tasks/t-1")))
     assert (call.operation, call.tenant) == (Operation.GET_TASK, "acme")
     assert as_call(protocol.receive_request(http("GET", "/rest/tasks/t-1"))).tenant == ""
+    # The prefix itself is the REST root, where no route lives.
+    root = as_response(protocol.receive_request(http("GET", "/rest")))
+    assert root.status == 404
+    assert b"No such REST route" in root.body
     # Outside the prefix nothing is REST.
     outside = as_response(protocol.receive_request(http("GET", "/tasks/t-1")))
     assert outside.status == 404

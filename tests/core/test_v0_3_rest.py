@@ -632,11 +632,13 @@ def test_send_request_golden() -> None:
 @pytest.mark.parametrize(
     ("configuration", "return_immediately", "history_length"),
     [
-        ({}, False, None),  # absent blocking means blocking (the reference SDK's reading)
+        # proto3: an absent bool is false, so absent blocking is non-blocking (the official
+        # SDK's REST transports leave it out to ask for that)
+        ({}, True, None),
         ({"blocking": True}, False, None),
         ({"blocking": False}, True, None),
-        ({"historyLength": 0}, False, None),  # proto3: 0 is "not set"
-        ({"historyLength": 5}, False, 5),
+        ({"historyLength": 0, "blocking": True}, False, None),  # proto3: 0 is "not set"
+        ({"historyLength": 5, "blocking": True}, False, 5),
     ],
 )
 def test_send_configuration_table(

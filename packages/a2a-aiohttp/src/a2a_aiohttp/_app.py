@@ -20,10 +20,18 @@ __all__ = [
     "put_metadata",
 ]
 
+
+def _request_key(name: str) -> Any:
+    # aiohttp 3.14+ warns on plain string request keys and offers typed ``web.RequestKey``;
+    # older releases have no such class and take the plain name.
+    request_key = getattr(web, "RequestKey", None)
+    return name if request_key is None else request_key(name, object)
+
+
 #: Request key holding the authenticated caller (set it from your auth middleware).
-IDENTITY_KEY = "a2a.identity"
-_BASE_URL_KEY = "a2a.base_url"
-_METADATA_KEY = "a2a.metadata"
+IDENTITY_KEY: Any = _request_key("a2a.identity")
+_BASE_URL_KEY: Any = _request_key("a2a.base_url")
+_METADATA_KEY: Any = _request_key("a2a.metadata")
 _TAIL = "a2a_tail"
 
 
@@ -61,7 +69,7 @@ class _Handler:
         core_request = HttpRequest(
             method=request.method,
             path=path or "/",
-            query=request.query_string,
+            query=request.rel_url.raw_query_string,  # query_string is half-decoded
             headers=Headers(request.headers.items()),
             body=body,
             identity=request.get(IDENTITY_KEY),
@@ -126,7 +134,16 @@ def add_routes(
 ) -> None:
     """Serve ``server`` under ``prefix`` of ``app`` (and run it with the app)."""
     handler = _Handler(server, trust_host_header)
-    app.router.add_route("*", prefix.rstrip("/") + "/{" + _TAIL + ":.*}", handler)
+
+    # aiohttp wants a coroutine function: a callable instance is deprecated ("Bare functions
+    # are deprecated", a DeprecationWarning when the route is added).
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await handler(request)
+
+    app.router.add_route("*", prefix.rstrip("/") + "/{" + _TAIL + ":.*}", handle)
+    # The mount point itself ("/a2a" without the slash): the card publishes it as the
+    # JSON-RPC URL. As a sub-application's empty path, it becomes the bare prefix.
+    app.router.add_route("*", prefix.rstrip("/"), handle)
     app.cleanup_ctx.append(_cleanup_ctx(server))
 
 

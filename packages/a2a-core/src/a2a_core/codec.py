@@ -68,7 +68,10 @@ def decode(data: _Data, type_: Any) -> Any: ...
 def decode(data: _Data, type_: Any) -> Any:
     """Decode JSON into ``type_`` with ProtoJSON's input rules; raise :class:`DecodeError`."""
     if isinstance(data, str):
-        data = data.encode()
+        try:
+            data = data.encode()
+        except UnicodeEncodeError:  # a lone surrogate: no UTF-8 text, hence no JSON
+            raise DecodeError("JSON is malformed: invalid UTF-8", malformed_json=True) from None
     if not _SNAKE_KEY.search(data):
         try:
             return _typed_decoder(type_).decode(data)

@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 from starlette.requests import HTTPConnection
-from starlette.routing import BaseRoute, Mount
+from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Message, Receive, Scope, Send
 
 from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse
@@ -77,8 +77,12 @@ class A2AStarlette:
             yield
 
     def routes(self, prefix: str = "") -> list[BaseRoute]:
-        """The routes to add to a Starlette app's route list (a mount at ``prefix``)."""
-        return [Mount(prefix, app=self)]
+        """The routes to add to a Starlette app's route list (a mount at ``prefix``).
+
+        Unlike a plain ``Mount(prefix, app=...)``, this mount also serves ``prefix`` itself,
+        the JSON-RPC URL the card publishes, which Starlette would answer with a redirect.
+        """
+        return [_Mount(prefix, app=self)]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -130,6 +134,16 @@ class A2AStarlette:
             base_url=base_url,
             metadata=overrides.get("metadata") or {},
         )
+
+
+class _Mount(Mount):
+    """A ``Mount`` that matches its own path too (``/a2a`` as well as ``/a2a/...``)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        path = scope.get("path")
+        if self.path and scope["type"] == "http" and path == scope.get("root_path", "") + self.path:
+            return super().matches({**scope, "path": path + "/"})
+        return super().matches(scope)
 
 
 def _derived_base_url(scope: Scope) -> str:

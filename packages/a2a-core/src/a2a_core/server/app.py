@@ -173,9 +173,15 @@ class A2AServer:
         self.push_allow_hosts = tuple(push_allow_hosts)
         self.push_allow_private = push_allow_private
         self._own_push_sender = push_sender is None and self.push_enabled
+        if store is None:
+            store = InMemoryTaskStore(on_evict=self._forget_task)
+        elif isinstance(store, InMemoryTaskStore) and store.on_evict is None:
+            # A bounded store passed in must still take the event log and webhooks of the
+            # tasks it evicts with it.
+            store.on_evict = self._forget_task
         self.runtime = Runtime(
             agent=agent,
-            store=store or InMemoryTaskStore(on_evict=self._forget_task),
+            store=store,
             events=event_log or InMemoryEventLog(),
             push_configs=push_config_store or InMemoryPushConfigStore(),
             push_sender=push_sender,
@@ -335,6 +341,12 @@ class A2AServer:
 
     async def _start(self, call: Call, request: SendMessageRequest, *, eager: bool) -> Execution:
         task_group = self._require_running()
+        config = request.configuration
+        webhook = config.task_push_notification_config if config is not None else None
+        if webhook is not None and self.push_enabled:
+            # An inline webhook meets the same SSRF guard as a created config, before the
+            # task exists, rather than being stored and then refused at every delivery.
+            self._check_webhook(webhook.url)
         message = request.message
         existing: Task | None = None
         if message.task_id:
@@ -410,18 +422,22 @@ class A2AServer:
         stored = await self._load(call, request.id, "subscribe")
         stream = self.protocol.open_event_stream(call)
         snapshot = StreamResponse(task=stored.task)
-        if stored.task.status.state in TERMINAL_STATES:
+        finished = stored.task.status.state in TERMINAL_STATES
+        last_event_id = _last_event_id(call)
+        # A reconnect gets what it missed, also when the task finished in between (but a
+        # client that saw the final event has nothing left to subscribe to).
+        missed_up_to = stored.last_seq - 1 if finished else stored.last_seq
+        if last_event_id is not None and 0 <= last_event_id <= missed_up_to:
+            return self._sse(
+                call, stream, [], stored.task.id, last_event_id, idle_limit=self.resubscribe_timeout
+            )
+        if finished:
             if call.dialect == "1.0":
                 raise UnsupportedOperationError(
                     f"Task is {stored.task.status.state.value}: there is nothing to subscribe to"
                 )
             # v0.3 (DIGEST A7): the final task, then close.
             return self._sse(call, stream, [(stored.last_seq, snapshot)], None, 0, idle_limit=None)
-        last_event_id = _last_event_id(call)
-        if last_event_id is not None and 0 <= last_event_id <= stored.last_seq:
-            return self._sse(
-                call, stream, [], stored.task.id, last_event_id, idle_limit=self.resubscribe_timeout
-            )
         return self._sse(
             call,
             stream,
@@ -557,14 +573,7 @@ class A2AServer:
         operation = _PUSH_OPERATION_NAMES[call.operation]
         if isinstance(request, TaskPushNotificationConfig):
             await self._load(call, request.task_id, operation)
-            try:
-                check_webhook_url(
-                    request.url,
-                    allow_hosts=self.push_allow_hosts,
-                    allow_private=self.push_allow_private,
-                )
-            except WebhookUrlRefusedError as exc:
-                raise InvalidParamsError(f"Webhook URL refused: {exc}") from None
+            self._check_webhook(request.url)
             try:
                 return await configs.set(request, legacy_v0_3=call.dialect == "0.3")
             except PushConfigLimitError as exc:
@@ -584,6 +593,15 @@ class A2AServer:
         await self._load(call, request.task_id, operation)
         await configs.delete(request.task_id, request.id)
         return None
+
+    def _check_webhook(self, url: str) -> None:
+        """The static SSRF guard; a refusal is the client's InvalidParams."""
+        try:
+            check_webhook_url(
+                url, allow_hosts=self.push_allow_hosts, allow_private=self.push_allow_private
+            )
+        except WebhookUrlRefusedError as exc:
+            raise InvalidParamsError(f"Webhook URL refused: {exc}") from None
 
     async def _extended_card(self, call: Call) -> AgentCard:
         if call.identity is None:

@@ -136,7 +136,8 @@ class InMemoryTaskStore(TaskStore):
         self._ttl = ttl
         self._max_terminal = max_terminal_tasks
         self._clock = clock
-        self._on_evict = on_evict
+        #: The eviction hook (see ``on_evict`` above); :class:`A2AServer` sets it when unset.
+        self.on_evict = on_evict
         self._records: dict[str, _Record] = {}
         # Per tenant, and per tenant and context: ascending keys (see _Key). Nested dicts
         # rather than (tenant, context) keys: most contexts hold one task, and a key tuple
@@ -344,7 +345,7 @@ class InMemoryTaskStore(TaskStore):
                 break
             queue.popleft()
             self._remove(record)
-            if self._on_evict is not None:
+            if self.on_evict is not None:
                 self._pending_evictions.append(record.key[1])
 
     def _compact_terminal_queue(self) -> None:
@@ -361,7 +362,7 @@ class InMemoryTaskStore(TaskStore):
     async def _notify_evicted(self) -> None:
         # Pop one id at a time: if this task is cancelled mid-way, the next operation
         # notifies the rest.
-        hook = self._on_evict
+        hook = self.on_evict
         pending = self._pending_evictions
         while hook is not None and pending:
             task_id = pending.popleft()

@@ -50,6 +50,13 @@ logger = logging.getLogger("a2a_core.server")
 FAILURE_TEXT = "The agent failed while processing the request."
 
 
+class _Exhausted:
+    """What ``_drain`` returns when an agent's generator ran to its end."""
+
+
+_EXHAUSTED = _Exhausted()
+
+
 class Runtime:
     """State shared by all executions of one server."""
 
@@ -238,13 +245,25 @@ class Execution:
             if aclose is not None:
                 with anyio.CancelScope(shield=True):
                     await aclose()
-        return None
+        return _EXHAUSTED
 
     async def _finish(self, result: Any) -> None:
         ctx = self.context
+        if result is _EXHAUSTED:
+            # A generator that ran to its end completes the task, even after yielding a
+            # working status message; unless it already interrupted or ended it by hand.
+            writer = await self._ensure_task()
+            if not ends_wait(writer.task.status.state):
+                await ctx.complete()
+            return
         if isinstance(result, Message):
             if ctx.writer is None:
-                self.reply_message = agent_message(result, context_id=ctx.context_id)
+                reply = agent_message(result, context_id=ctx.context_id)
+                if reply.task_id == ctx.task_id:
+                    # No task was created, so the reply must not point at one (the context's
+                    # agent_message() fills in the id the task would have had).
+                    reply = msgspec.structs.replace(reply, task_id="")
+                self.reply_message = reply
                 self.started.set()
                 self.settled.set()
                 return

@@ -41,7 +41,10 @@ v0.3 -> v1.0 (the server sees less than the client sent):
 - card: the patch digit of ``protocolVersion``; an OAuth scheme with no flow (dropped).
 
 Normalisations: ``TASK_STATE_CANCELLED`` <-> ``TASK_STATE_CANCELED``; an absent ``blocking``
-means blocking and comes back as ``blocking: true``; timestamps come back in UTC.
+in a ``configuration`` is proto3's ``false`` (non-blocking: the v0.3 proto gives the field no
+presence, so proto-based clients such as the official SDK's REST transports ask for a
+non-blocking send by leaving it out) and comes back as ``blocking: false``; a request without
+``configuration`` keeps the blocking default; timestamps come back in UTC.
 """
 
 from __future__ import annotations
@@ -527,13 +530,18 @@ def push_config_list_from_v1(
 def send_configuration_to_v1(
     config: rest.SendMessageConfiguration,
 ) -> v1.SendMessageConfiguration:
-    """``blocking`` -> ``returnImmediately = blocking is false``; ``historyLength`` 0 is unset."""
+    """``blocking`` -> ``returnImmediately = not blocking``; ``historyLength`` 0 is unset.
+
+    ``blocking`` is a proto3 ``bool`` in the v0.3 proto (no presence): absent is ``false``,
+    non-blocking. (The JSON-RPC binding, with its optional ``blocking``, reads absent as
+    blocking; a REST request without any ``configuration`` blocks too.)
+    """
     push = config.push_notification
     return v1.SendMessageConfiguration(
         accepted_output_modes=list(config.accepted_output_modes),
         task_push_notification_config=push_config_to_v1(push) if push is not None else None,
         history_length=config.history_length or None,
-        return_immediately=config.blocking is False,
+        return_immediately=not config.blocking,
     )
 
 

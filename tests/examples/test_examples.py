@@ -1,0 +1,334 @@
+"""The examples, run as users run them: a subprocess per example and adapter, real HTTP.
+
+All servers start together (once for the module) on free 127.0.0.1 ports, the tests talk to
+them with httpx, and every subprocess is terminated at the end, whatever happened.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+ADAPTERS = ("starlette", "aiohttp")
+CARD_PATH = "/.well-known/agent-card.json"
+V1 = {"A2A-Version": "1.0"}
+
+#: Server name -> example and its extra arguments; each runs once per adapter. The
+#: streaming example's two styles share one server per adapter (two would cost a process).
+SERVERS: dict[str, tuple[str, ...]] = {
+    "echo": ("echo.py",),
+    "streaming": ("streaming.py",),
+    "multi_turn": ("multi_turn.py",),
+    "conformance": ("conformance.py", "--subscribe-delay", "0.5"),
+}
+#: The streaming style each adapter's server runs, so that both styles and adapters are run.
+STREAMING_STYLE = {"starlette": "generator", "aiohttp": "context"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    """One example running in a subprocess."""
+
+    def __init__(self, name: str, adapter: str, log: Path) -> None:
+        script, *extra = SERVERS[name]
+        if name == "streaming":
+            extra += ["--style", STREAMING_STYLE[adapter]]
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        command = [sys.executable, str(EXAMPLES / script), "--adapter", adapter]
+        command += ["--host", "127.0.0.1", "--port", str(self.port), *extra]
+        with log.open("wb") as out:
+            self.process = subprocess.Popen(
+                command,
+                cwd=EXAMPLES.parent,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+
+    def wait_ready(self, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            try:
+                if httpx.get(self.url + CARD_PATH, timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"{self.url} did not serve its card:\n{self.log.read_text()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+
+    def wait_stopped(self) -> None:
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], str]]:
+    """Every example on every adapter, started at once; name and adapter -> base URL."""
+    logs = tmp_path_factory.mktemp("example-logs")
+    started: dict[tuple[str, str], Server] = {}
+    try:
+        for name in SERVERS:
+            for adapter in ADAPTERS:
+                started[name, adapter] = Server(name, adapter, logs / f"{name}-{adapter}.log")
+        deadline = time.monotonic() + 60  # generous: CI machines may be busy
+        for server in started.values():
+            server.wait_ready(deadline)
+        yield {key: server.url for key, server in started.items()}
+    finally:
+        for server in started.values():
+            server.stop()
+        for server in started.values():
+            server.wait_stopped()
+
+
+@pytest.fixture(params=ADAPTERS)
+def adapter(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def client() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=10, headers=V1) as http:
+        yield http
+
+
+def message(text: str, message_id: str | None = None, **fields: Any) -> dict[str, Any]:
+    return {
+        "messageId": message_id or str(uuid.uuid4()),
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+        **fields,
+    }
+
+
+def rpc(client: httpx.Client, url: str, method: str, params: Any, **headers: str) -> Any:
+    """One JSON-RPC call; the whole reply (``result`` or ``error``)."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    response = client.post(url + "/", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def send(
+    client: httpx.Client, url: str, text: str, message_id: str | None = None, **fields: Any
+) -> Any:
+    reply = rpc(client, url, "SendMessage", {"message": message(text, message_id, **fields)})
+    assert "result" in reply, reply
+    return reply["result"]
+
+
+def stream(client: httpx.Client, url: str, text: str, message_id: str | None = None) -> list[Any]:
+    """SendStreamingMessage; the ``result`` of every SSE frame, checking the frame ids."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {"message": message(text, message_id)},
+    }
+    results, ids = [], []
+    with client.stream("POST", url + "/", json=body) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if line.startswith("id: "):
+                ids.append(int(line[4:]))
+            elif line.startswith("data: "):
+                results.append(json.loads(line[6:])["result"])
+    assert ids == sorted(ids) and len(ids) == len(results)
+    return results
+
+
+def state(result: dict[str, Any]) -> str:
+    return str(result["statusUpdate"]["status"]["state"])
+
+
+# --- echo -------------------------------------------------------------------------------
+
+
+def test_echo_replies_with_the_text(servers: Any, adapter: str, client: httpx.Client) -> None:
+    task = send(client, servers["echo", adapter], "hello, echo")["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"text": "hello, echo"}]
+
+
+# --- streaming ----------------------------------------------------------------------------
+
+
+def test_streaming_sends_the_words_as_appended_chunks(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    results = stream(client, servers["streaming", adapter], "the quick brown fox")
+    assert results[0]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+    working = results[1]["statusUpdate"]["status"]
+    assert working["state"] == "TASK_STATE_WORKING"
+    assert working["message"]["parts"] == [{"text": "Streaming 4 words"}]
+    chunks = [r["artifactUpdate"] for r in results[2:-1]]
+    assert [c["artifact"]["parts"][0]["text"] for c in chunks] == [
+        "the",
+        " quick",
+        " brown",
+        " fox",
+    ]
+    assert [c.get("append", False) for c in chunks] == [False, True, True, True]
+    assert len({c["artifact"]["artifactId"] for c in chunks}) == 1
+    if STREAMING_STYLE[adapter] == "context":
+        assert [c.get("lastChunk", False) for c in chunks] == [False, False, False, True]
+    assert state(results[-1]) == "TASK_STATE_COMPLETED"
+
+
+# --- multi-turn ---------------------------------------------------------------------------
+
+
+def test_multi_turn_asks_then_greets(servers: Any, adapter: str, client: httpx.Client) -> None:
+    url = servers["multi_turn", adapter]
+    task = send(client, url, "hi")["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert task["status"]["message"]["parts"] == [{"text": "Hello! What is your name?"}]
+    done = send(client, url, "Ada", taskId=task["id"])["task"]
+    assert done["id"] == task["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][0]["parts"] == [{"text": "Nice to meet you, Ada!"}]
+
+
+# --- conformance --------------------------------------------------------------------------
+
+
+def test_conformance_card_hygiene(servers: Any, adapter: str, client: httpx.Client) -> None:
+    response = client.get(servers["conformance", adapter] + CARD_PATH)
+    assert "max-age" in response.headers["cache-control"]
+    assert response.headers["etag"] and response.headers["last-modified"]
+    card = response.json()
+    port = servers["conformance", adapter].rsplit(":", 1)[1]
+    interfaces = card["supportedInterfaces"]
+    assert {i["url"] for i in interfaces} == {f"http://localhost:{port}"}
+    assert interfaces[0]["protocolBinding"] == "JSONRPC"
+    assert {i["protocolBinding"] for i in interfaces} == {"JSONRPC", "HTTP+JSON"}
+    assert card["capabilities"] == {
+        "streaming": True,
+        "pushNotifications": True,
+        "extendedAgentCard": True,
+    }
+    assert card["defaultInputModes"] == ["text/plain", "application/json"]
+    text = response.text.lower()
+    for word in ("token", "secret", "password", "credential", "api_key", "127.0.0.1"):
+        assert word not in text
+
+
+def test_conformance_artifact_and_message_prefixes(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    url = servers["conformance", adapter]
+    task = send(client, url, "data please", "tck-artifact-data-1")["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"data": {"key": "value", "count": 42}}]
+    file_url = send(client, url, "a file", "tck-artifact-file-url-1")["task"]
+    assert file_url["artifacts"][0]["parts"] == [
+        {
+            "url": "https://example.com/output.txt",
+            "filename": "output.txt",
+            "mediaType": "text/plain",
+        }
+    ]
+    reply = send(client, url, "a message", "tck-message-response-1")
+    assert list(reply) == ["message"]
+    assert reply["message"]["parts"] == [{"text": "Direct message response"}]
+    assert "taskId" not in reply["message"]  # no task was created
+    hello = send(client, url, "anything", "tck-something-new-1")["task"]
+    assert hello["status"]["message"]["parts"] == [{"text": "Hello from TCK"}]
+
+
+def test_conformance_input_required_then_cancel(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    url = servers["conformance", adapter]
+    task = send(client, url, "needs more", "tck-input-required-1")["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    canceled = rpc(client, url, "CancelTask", {"id": task["id"]})["result"]
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    again = rpc(client, url, "CancelTask", {"id": task["id"]})["error"]
+    assert again["code"] == -32002  # TaskNotCancelable
+
+
+def test_conformance_unknown_prefix_stays_working_over_rest(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    url = servers["conformance", adapter]
+    response = client.post(url + "/message:send", json={"message": message("hi", "cancel-test-1")})
+    assert response.status_code == 200, response.text
+    task = response.json()["task"]
+    assert task["status"]["state"] == "TASK_STATE_WORKING"
+    # Webhooks on loopback are allowed for this example (refused by default).
+    config = {"taskId": task["id"], "url": "http://127.0.0.1:9/webhook"}
+    created = rpc(client, url, "CreateTaskPushNotificationConfig", config)
+    assert created["result"]["url"] == config["url"], created
+    canceled = client.post(f"{url}/tasks/{task['id']}:cancel").json()
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+def test_conformance_stream_artifact_chunked(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    results = stream(
+        client, servers["conformance", adapter], "chunks", "tck-stream-artifact-chunked-1"
+    )
+    assert [next(iter(r)) for r in results] == [
+        "task",
+        "statusUpdate",
+        "artifactUpdate",
+        "artifactUpdate",
+        "statusUpdate",
+    ]
+    assert state(results[1]) == "TASK_STATE_WORKING"
+    first, last = results[2]["artifactUpdate"], results[3]["artifactUpdate"]
+    assert first["artifact"]["parts"] == [{"text": "chunk-1 "}]
+    assert not first.get("append") and not first.get("lastChunk")
+    assert last["artifact"]["parts"] == [{"text": "chunk-2"}]
+    assert last["append"] and last["lastChunk"]
+    assert last["artifact"]["artifactId"] == first["artifact"]["artifactId"]
+    assert state(results[4]) == "TASK_STATE_COMPLETED"
+
+
+def test_conformance_extended_card_needs_a_bearer(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    url = servers["conformance", adapter]
+    anonymous = rpc(client, url, "GetExtendedAgentCard", {})
+    assert "error" in anonymous
+    extended = rpc(client, url, "GetExtendedAgentCard", {}, Authorization="Bearer anything")
+    assert extended["result"]["skills"][0]["id"] == "conformance-extended"
+    rest = client.get(url + "/extendedAgentCard", headers={"Authorization": "Bearer x"})
+    assert rest.status_code == 200
+    assert rest.json()["skills"][0]["id"] == "conformance-extended"
+
+
+def test_conformance_subscribe_task_works_then_completes(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    results = stream(client, servers["conformance", adapter], "wait", "test-resubscribe-message-id")
+    assert [state(r) for r in results[1:]] == ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]

@@ -1,0 +1,80 @@
+"""Runtime behaviours found while building the examples, pinned down by tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+
+from a2a_core.server import A2AServer, InMemoryTaskStore, TaskContext
+from helpers.a2a_client import Client, collect, make_card, user_message
+
+pytestmark = pytest.mark.anyio
+
+
+async def echo(ctx: TaskContext) -> str:
+    return ctx.text
+
+
+async def test_inline_webhook_meets_the_ssrf_guard_before_the_task_exists() -> None:
+    async with A2AServer(echo, card=make_card()) as server:
+        client = Client(server)
+        params = {
+            "message": user_message("hi"),
+            "configuration": {
+                "taskPushNotificationConfig": {"url": "http://169.254.169.254/latest"}
+            },
+        }
+        error = await client.error("SendMessage", params)
+        listed = await client.result("ListTasks", {})
+    assert error["code"] == -32602
+    assert "refused" in error["message"]
+    assert listed["totalSize"] == 0  # refused before any task was created
+
+
+async def test_last_event_id_replays_after_the_task_finished() -> None:
+    async def chunks(ctx: TaskContext) -> AsyncIterator[str]:
+        yield "a"
+        yield "b"
+
+    async with A2AServer(chunks, card=make_card()) as server:
+        client = Client(server)
+        task = (await client.result("SendMessage", {"message": user_message("x")}))["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task["id"]}}
+        ).encode()
+        replay = await collect(
+            await server.handle(client.request("POST", "/", body, headers={"last-event-id": "1"}))
+        )
+        # a client that saw the final event has nothing left: v1.0 answers -32004
+        final_seq = max(int(i) for i, _ in replay if i is not None)
+        caught_up = await client.rpc(
+            "SubscribeToTask", {"id": task["id"]}, headers={"last-event-id": str(final_seq)}
+        )
+    results = [d["result"] for _, d in replay]
+    assert [int(i) for i, _ in replay] == list(range(2, 2 + len(replay)))
+    assert results[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert caught_up["error"]["code"] == -32004
+
+
+async def test_a_store_passed_in_drops_logs_and_webhooks_of_evicted_tasks() -> None:
+    now = [0.0]
+    store = InMemoryTaskStore(ttl=10.0, clock=lambda: now[0])
+    server = A2AServer(echo, card=make_card(), store=store)
+    assert store.on_evict is not None
+    async with server:
+        client = Client(server)
+        task = (await client.result("SendMessage", {"message": user_message("x")}))["task"]
+        assert await server.runtime.events.read(task["id"])
+        now[0] = 100.0
+        await client.result(
+            "SendMessage", {"message": user_message("y", mid="m2")}
+        )  # a write evicts
+        with anyio.fail_after(5):
+            while await server.runtime.events.read(task["id"]):
+                await anyio.sleep(0.01)
+        missing = await client.error("GetTask", {"id": task["id"]})
+    assert missing["code"] == -32001
