@@ -47,7 +47,8 @@ def parse_args(
 
 
 def public_url(args: argparse.Namespace) -> str:
-    """The base URL published in the agent card."""
+    """The base URL the agent card's interface URLs are built from (JSON-RPC at ``URL/``,
+    HTTP+JSON at ``URL``)."""
     host = args.public_host or args.host
     return str(args.public_url or f"http://{host}:{args.port}").rstrip("/")
 

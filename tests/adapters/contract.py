@@ -93,6 +93,14 @@ def make_card(
     )
 
 
+def urls_by_binding(card: Mapping[str, Any]) -> dict[str, set[str]]:
+    """The URLs of a (v1.0) card's ``supportedInterfaces``, by ``protocolBinding``."""
+    urls: dict[str, set[str]] = {}
+    for interface in card["supportedInterfaces"]:
+        urls.setdefault(interface["protocolBinding"], set()).add(interface["url"])
+    return urls
+
+
 def message(
     text: str = "hi", *, task_id: str = "", context_id: str = "", mid: str = "m1"
 ) -> dict[str, Any]:
@@ -264,8 +272,8 @@ class Live:
         version: str | None = "1.0",
         headers: Mapping[str, str] | None = None,
     ) -> httpx.Response:
-        """POST one JSON-RPC request to the mount point (``/`` below it: a plain Starlette
-        ``Mount`` redirects the bare prefix; see test_the_urls_in_the_card_work_as_published)."""
+        """POST one JSON-RPC request to the mount root with its trailing slash (the URL the
+        card publishes for JSON-RPC: a plain Starlette ``Mount`` redirects the bare prefix)."""
         return await self.client.post(
             self.url("/"),
             content=rpc_body(method, params, id),

@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from a2a_core.server import A2AServer, TaskContext
-from adapters.contract import Harness, Overrides, make_card, rpc_body, send_params
+from adapters.contract import (
+    Harness,
+    Overrides,
+    make_card,
+    message_v03,
+    rpc_body,
+    send_params,
+    urls_by_binding,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -26,10 +34,6 @@ def card_server(base_url: str | None, **kw: Any) -> A2AServer:
     return A2AServer(echo, card=make_card(), base_url=base_url, last_modified=LAST_MODIFIED, **kw)
 
 
-def interface_urls(card: dict[str, Any]) -> set[str]:
-    return {i["url"] for i in card["supportedInterfaces"]}
-
-
 async def test_card_has_validators_and_the_base_url(anywhere: Harness) -> None:
     async with anywhere.serve(card_server(anywhere.base_url)) as live:
         response = await live.client.get(live.url(CARD_PATH))
@@ -41,7 +45,12 @@ async def test_card_has_validators_and_the_base_url(anywhere: Harness) -> None:
     assert response.headers["cache-control"] == "public, max-age=300"
     card = response.json()
     assert card["name"] == "Contract agent"
-    assert interface_urls(card) == {anywhere.base_url}
+    # JSON-RPC at the mount root with its trailing slash (a client POSTs to exactly that URL);
+    # HTTP+JSON as the base URL itself (a client appends "/message:send" to it).
+    assert urls_by_binding(card) == {
+        "JSONRPC": {anywhere.base_url + "/"},
+        "HTTP+JSON": {anywhere.base_url},
+    }
     bindings = {(i["protocolBinding"], i["protocolVersion"]) for i in card["supportedInterfaces"]}
     assert bindings == {
         ("JSONRPC", "1.0"),
@@ -110,15 +119,11 @@ async def test_unknown_paths_get_404(anywhere: Harness) -> None:
     assert jsonrpc_get.headers["allow"] == "POST"
 
 
-async def test_the_urls_in_the_card_work_as_published(
-    anywhere: Harness, request: pytest.FixtureRequest
-) -> None:
-    """A client that only knows the card reaches both bindings at the URLs it lists."""
-    if anywhere.deployment in ("starlette-mount", "fastapi-mount"):
-        # Starlette's router answers the bare mount path (``POST /a2a``, the JSON-RPC URL of
-        # the card) with a 307 to ``/a2a/`` before the mounted app sees it; only
-        # ``A2AStarlette.routes()`` serves it. Open question for the card's JSON-RPC URL.
-        request.applymarker(pytest.mark.xfail(reason="Starlette Mount redirects /a2a", strict=True))
+async def test_the_urls_in_the_card_work_as_published(anywhere: Harness) -> None:
+    """A client that only knows the card reaches every interface at the URL it lists, under
+    every mount form: a plain Starlette ``Mount`` and FastAPI's ``app.mount`` too, which answer
+    the bare mount path (``POST /a2a``) with a 307 that clients do not follow (httpx here
+    does not): the JSON-RPC URL of the card is the mount root with its trailing slash."""
     async with anywhere.serve(card_server(anywhere.base_url)) as live:
         card = (await live.client.get(live.url(CARD_PATH))).json()
         by_binding = {
@@ -135,10 +140,33 @@ async def test_the_urls_in_the_card_work_as_published(
             json=send_params("rest", mid="m2"),
             headers={"a2a-version": "1.0"},
         )
+        rpc_v03 = await live.client.post(
+            by_binding[("JSONRPC", "0.3")],
+            content=rpc_body("message/send", {"message": message_v03("card 0.3", mid="m3")}),
+            headers={"content-type": "application/json", "a2a-version": "0.3"},
+        )
+        rest_v03 = await live.client.post(
+            by_binding[("HTTP+JSON", "0.3")] + "/v1/message:send",
+            # The v0.3 REST binding speaks the v0.3 proto's JSON, not the JSON-RPC shapes.
+            json={"message": {"messageId": "m4", "role": "ROLE_USER", "content": [{"text": "r"}]}},
+            headers={"a2a-version": "0.3"},
+        )
+    assert by_binding == {
+        ("JSONRPC", "1.0"): anywhere.base_url + "/",
+        ("HTTP+JSON", "1.0"): anywhere.base_url,
+        ("JSONRPC", "0.3"): anywhere.base_url + "/",
+        ("HTTP+JSON", "0.3"): anywhere.base_url,
+    }
     assert rpc.status_code == 200, (rpc.status_code, rpc.headers)
     assert rpc.json()["result"]["task"]["artifacts"][0]["parts"] == [{"text": "echo: card"}]
-    assert rest.status_code == 200
+    assert rest.status_code == 200, (rest.status_code, rest.headers)
     assert rest.json()["task"]["artifacts"][0]["parts"] == [{"text": "echo: rest"}]
+    assert rpc_v03.status_code == 200, (rpc_v03.status_code, rpc_v03.headers)
+    assert rpc_v03.json()["result"]["artifacts"][0]["parts"] == [
+        {"kind": "text", "text": "echo: card 0.3"}
+    ]
+    assert rest_v03.status_code == 200, (rest_v03.status_code, rest_v03.headers)
+    assert rest_v03.json()["task"]["artifacts"][0]["parts"] == [{"text": "echo: r"}]
 
 
 async def test_base_url_from_middleware(anywhere: Harness) -> None:
@@ -153,9 +181,18 @@ async def test_base_url_from_middleware(anywhere: Harness) -> None:
         one = await live.client.get(live.url(CARD_PATH), headers={"x-public-host": "one.example"})
         two = await live.client.get(live.url(CARD_PATH), headers={"x-public-host": "two.example"})
         configured = await live.client.get(live.url(CARD_PATH))
-    assert interface_urls(one.json()) == {"https://one.example/agents"}
-    assert interface_urls(two.json()) == {"https://two.example/agents"}
-    assert interface_urls(configured.json()) == {"https://configured.example/a2a"}
+    assert urls_by_binding(one.json()) == {
+        "JSONRPC": {"https://one.example/agents/"},
+        "HTTP+JSON": {"https://one.example/agents"},
+    }
+    assert urls_by_binding(two.json()) == {
+        "JSONRPC": {"https://two.example/agents/"},
+        "HTTP+JSON": {"https://two.example/agents"},
+    }
+    assert urls_by_binding(configured.json()) == {
+        "JSONRPC": {"https://configured.example/a2a/"},
+        "HTTP+JSON": {"https://configured.example/a2a"},
+    }
     assert len({one.headers["etag"], two.headers["etag"], configured.headers["etag"]}) == 3
 
 
@@ -165,8 +202,15 @@ async def test_trust_host_header_derives_the_url_from_the_request(anywhere: Harn
         proxied = await live.client.get(
             live.url(CARD_PATH), headers={"host": "agents.example:8443"}
         )
-    assert interface_urls(direct.json()) == {anywhere.base_url}
-    assert interface_urls(proxied.json()) == {f"http://agents.example:8443{anywhere.prefix}"}
+    assert urls_by_binding(direct.json()) == {
+        "JSONRPC": {anywhere.base_url + "/"},
+        "HTTP+JSON": {anywhere.base_url},
+    }
+    proxied_base = f"http://agents.example:8443{anywhere.prefix}"
+    assert urls_by_binding(proxied.json()) == {
+        "JSONRPC": {proxied_base + "/"},
+        "HTTP+JSON": {proxied_base},
+    }
 
 
 async def test_no_base_url_is_a_generic_500_and_the_server_keeps_serving(

@@ -19,6 +19,7 @@ from adapters.contract import (
     make_card,
     message_v03,
     send_params,
+    urls_by_binding,
 )
 
 pytestmark = pytest.mark.anyio
@@ -210,9 +211,12 @@ async def test_extended_card_for_an_authenticated_caller(harness: Harness, via: 
         anonymous = await live.error("GetExtendedAgentCard")
         anonymous_v03 = await live.error("agent/getAuthenticatedExtendedCard", version="0.3")
     assert v1["skills"][-1]["name"] == "For carol"
-    assert {i["url"] for i in v1["supportedInterfaces"]} == {harness.base_url}
+    assert urls_by_binding(v1) == {
+        "JSONRPC": {harness.base_url + "/"},
+        "HTTP+JSON": {harness.base_url},
+    }
     assert v03["skills"][-1]["name"] == "For dave"
-    assert v03["url"] == harness.base_url  # the v0.3 card shape
+    assert v03["url"] == harness.base_url + "/"  # the v0.3 card shape: the JSON-RPC URL
     assert anonymous["code"] == -32004 and anonymous_v03["code"] == -32004
 
 

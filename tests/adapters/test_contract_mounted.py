@@ -11,7 +11,15 @@ import anyio
 import pytest
 
 from a2a_core.server import A2AServer, InputRequired, TaskContext
-from adapters.contract import Harness, Overrides, identity_name, make_card, send_params
+from adapters.contract import (
+    Harness,
+    Overrides,
+    identity_name,
+    make_card,
+    rpc_body,
+    send_params,
+    urls_by_binding,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -41,6 +49,24 @@ async def test_both_bindings_and_streams_under_the_prefix(mounted: Harness) -> N
     assert rest_stream.data[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert unknown.status_code == 404 and unknown.json()["error"]["code"] == 404
     assert outside.status_code == 404  # outside the mount: the framework's own 404
+
+
+async def test_the_bare_prefix(mounted: Harness) -> None:
+    """JSON-RPC posted to the mount path without its slash (``POST /a2a``, not the URL the
+    card publishes): ``routes()`` and both aiohttp forms serve it; a plain Starlette ``Mount``
+    and FastAPI's ``app.mount`` redirect it to the published URL, ``/a2a/``."""
+    async with mounted.serve(A2AServer(chunks, card=make_card())) as live:
+        bare = await live.client.post(
+            mounted.base_url,
+            content=rpc_body("SendMessage", send_params()),
+            headers={"content-type": "application/json", "a2a-version": "1.0"},
+        )
+    if mounted.deployment in ("starlette-mount", "fastapi-mount"):
+        assert bare.status_code == 307
+        assert bare.headers["location"] == mounted.base_url + "/"
+    else:
+        assert bare.status_code == 200, (bare.status_code, bare.headers)
+        assert bare.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 async def test_escaped_ids_survive_the_prefix(mounted: Harness) -> None:
@@ -87,7 +113,10 @@ async def test_native_authentication_under_the_prefix(mounted: Harness) -> None:
     async with mounted.serve(server, native_user=lambda h: h.get("x-user")) as live:
         card = await live.result("GetExtendedAgentCard", headers={"x-user": "jo"})
         anonymous = await live.error("GetExtendedAgentCard")
-    assert {i["url"] for i in card["supportedInterfaces"]} == {mounted.base_url}
+    assert urls_by_binding(card) == {
+        "JSONRPC": {mounted.base_url + "/"},
+        "HTTP+JSON": {mounted.base_url},
+    }
     assert anonymous["code"] == -32004
 
 

@@ -10,7 +10,14 @@ import pytest
 from a2a_core.call import Call
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import Task
-from adapters.contract import Harness, Overrides, identity_name, make_card, send_params
+from adapters.contract import (
+    Harness,
+    Overrides,
+    identity_name,
+    make_card,
+    send_params,
+    urls_by_binding,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -87,8 +94,14 @@ async def test_base_url_override_in_the_extended_card(harness: Harness) -> None:
             headers={"x-user": "hal", "x-public-url": "https://edge.example/agent"},
         )
         configured = await live.result("GetExtendedAgentCard", headers={"x-user": "hal"})
-    assert {i["url"] for i in public["supportedInterfaces"]} == {"https://edge.example/agent"}
-    assert {i["url"] for i in configured["supportedInterfaces"]} == {"https://configured.example"}
+    assert urls_by_binding(public) == {
+        "JSONRPC": {"https://edge.example/agent/"},
+        "HTTP+JSON": {"https://edge.example/agent"},
+    }
+    assert urls_by_binding(configured) == {
+        "JSONRPC": {"https://configured.example/"},
+        "HTTP+JSON": {"https://configured.example"},
+    }
 
 
 async def test_authorization_denials_look_like_missing_tasks(harness: Harness) -> None:

@@ -185,7 +185,15 @@ async def test_v03_routes(harness: Harness) -> None:
     assert deleted.status_code == 200
     assert [d["task"]["status"]["state"] for d in subscribed.data] == ["TASK_STATE_INPUT_REQUIRED"]
     assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELLED"
-    assert card.status_code == 200 and card.json()["url"] == harness.base_url
+    assert card.status_code == 200
+    # The v0.3 card: ``url`` is the preferred (JSON-RPC) interface, the mount root with its
+    # slash; the REST interface is the base URL itself.
+    assert card.json()["url"] == harness.base_url + "/"
+    assert card.json()["preferredTransport"] == "JSONRPC"
+    assert {(i["transport"], i["url"]) for i in card.json()["additionalInterfaces"]} == {
+        ("JSONRPC", harness.base_url + "/"),
+        ("HTTP+JSON", harness.base_url),
+    }
     assert missing.status_code == 404 and error_of(missing)["status"] == "NOT_FOUND"
 
 

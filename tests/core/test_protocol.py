@@ -143,10 +143,12 @@ CARD_BODY = jbytes(
     {
         "name": "Echo",
         "description": "Repeats what it hears.",
+        # JSON-RPC at the mount root keeps its trailing slash (the URL a client POSTs to);
+        # REST at the mount root is the base URL itself (clients append "/message:send").
         "supportedInterfaces": [
-            {"url": BASE, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": BASE + "/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": BASE, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
-            {"url": BASE, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+            {"url": BASE + "/", "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
             {"url": BASE, "protocolBinding": "HTTP+JSON", "protocolVersion": "0.3"},
         ],
         "version": "1.0.0",
@@ -241,15 +243,21 @@ def test_card_lists_only_what_is_served() -> None:
     protocol = make_protocol(versions=("1.0",), rest_path=None)
     card = body_of(as_response(protocol.receive_request(http("GET", CARD_PATH))))
     assert card["supportedInterfaces"] == [
-        {"url": BASE, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        {"url": BASE + "/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    ]
+    rest_only = make_protocol(versions=("1.0",), jsonrpc_path=None)
+    card = body_of(as_response(rest_only.receive_request(http("GET", CARD_PATH))))
+    assert card["supportedInterfaces"] == [
+        {"url": BASE, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}
     ]
 
 
 def test_card_per_request_base_url_overrides_the_configured_one() -> None:
     other = "https://other.example/x"
     response = as_response(PROTOCOL.receive_request(http("GET", CARD_PATH, base_url=other)))
-    urls = {i["url"] for i in body_of(response)["supportedInterfaces"]}
-    assert urls == {other}
+    interfaces = body_of(response)["supportedInterfaces"]
+    assert {i["url"] for i in interfaces if i["protocolBinding"] == "JSONRPC"} == {other + "/"}
+    assert {i["url"] for i in interfaces if i["protocolBinding"] == "HTTP+JSON"} == {other}
     assert response.header("etag") != ETAG
     # The configured base URL is still what other requests get.
     assert as_response(PROTOCOL.receive_request(http("GET", CARD_PATH))).body == CARD_BODY
@@ -261,7 +269,11 @@ def test_card_without_any_base_url_is_a_configuration_error() -> None:
         protocol.receive_request(http("GET", CARD_PATH))
     # A per-request base URL is enough, and RPCs never need one.
     response = as_response(protocol.receive_request(http("GET", CARD_PATH, base_url="https://h/a")))
-    assert body_of(response)["supportedInterfaces"][0]["url"] == "https://h/a"
+    interfaces = body_of(response)["supportedInterfaces"]
+    assert [(i["protocolBinding"], i["url"]) for i in interfaces[:2]] == [
+        ("JSONRPC", "https://h/a/"),
+        ("HTTP+JSON", "https://h/a"),
+    ]
     call = as_call(protocol.receive_request(rpc(envelope("GetTask", {"id": "t"}))))
     assert call.base_url is None
 
@@ -273,9 +285,15 @@ def test_card_extensions_and_legacy_fields() -> None:
     assert card["capabilities"]["extensions"] == [
         {"uri": "urn:ext:a", "description": "A", "required": True}
     ]
-    assert card["url"] == BASE
+    # The v0.3 fields follow the published interfaces: ``url`` is the preferred (JSON-RPC)
+    # one, with its trailing slash; the REST interface stays the base URL itself.
+    assert card["url"] == BASE + "/"
     assert card["protocolVersion"] == "0.3.0"
     assert card["preferredTransport"] == "JSONRPC"
+    assert card["additionalInterfaces"] == [
+        {"url": BASE + "/", "transport": "JSONRPC"},
+        {"url": BASE, "transport": "HTTP+JSON"},
+    ]
     # The pure v1.0 card (the default) carries none of the v0.3 fields.
     assert "url" not in body_of(as_response(PROTOCOL.receive_request(http("GET", CARD_PATH))))
 

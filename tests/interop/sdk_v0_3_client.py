@@ -119,11 +119,24 @@ async def attempt(coro: Any) -> Any:
         return error(exc)
 
 
+def interface_url(card: Any, binding: str) -> str:
+    """The URL the card lists for ``binding`` (where the SDK's ``ClientFactory`` goes too)."""
+    if card.preferred_transport == binding:
+        return str(card.url)
+    for interface in card.additional_interfaces or ():
+        if interface.transport == binding:
+            return str(interface.url)
+    raise AssertionError(f"the card lists no {binding} interface")
+
+
 class PushConfigs:
     """List and delete push configs with the SDK's models (its Client lacks both)."""
 
     def __init__(self, http: httpx.AsyncClient, url: str, transport: str) -> None:
-        self.http, self.url, self.transport = http, url.rstrip("/"), transport
+        # ``url`` is the card's URL of the transport: JSON-RPC is POSTed to exactly that URL,
+        # REST paths are appended to it (without a trailing slash, as the SDK does).
+        self.http, self.transport = http, transport
+        self.url = url.rstrip("/") if transport == "rest" else url
 
     async def list(self, task_id: str) -> Any:
         if self.transport == "rest":
@@ -220,7 +233,7 @@ async def main(url: str, transport: str, hook_url: str, token: str) -> dict[str,
 
         # push config set/get/list/delete (the webhook hears the rest of the task)
         held = await hold(blocking)
-        configs = PushConfigs(http, card.url, transport)
+        configs = PushConfigs(http, interface_url(card, binding), transport)
         out["push_task_id"] = held["id"]
         out["push_set"] = dump(
             await blocking.set_task_callback(

@@ -195,11 +195,12 @@ def test_sdk_is_0_3(run: Run) -> None:
 def test_card_discovery(run: Run) -> None:
     card = run.out["card"]
     assert card["name"] == "Interop agent"
-    assert card["url"] == run.url
+    # ``url`` is the preferred (JSON-RPC) interface: the mount root with its trailing slash.
+    assert card["url"] == run.url + "/"
     assert card["preferredTransport"] == "JSONRPC"
     assert card["protocolVersion"] == "0.3.0"
     assert {(i["transport"], i["url"]) for i in card["additionalInterfaces"]} == {
-        ("JSONRPC", run.url),
+        ("JSONRPC", run.url + "/"),
         ("HTTP+JSON", run.url),
     }
     assert card["capabilities"]["streaming"] is True
@@ -357,4 +358,4 @@ def test_extended_card(run: Run) -> None:
     card = run.out["extended_card"]
     assert card["name"] == f"Interop agent for {IDENTITY}"
     assert [skill["id"] for skill in card["skills"]] == ["echo", "secret"]
-    assert card["url"] == run.url
+    assert card["url"] == run.url + "/"

@@ -181,10 +181,11 @@ async def test_card_discovery(served: Served, card: AgentCard) -> None:
     interfaces = [
         (i.protocol_binding, i.protocol_version, i.url) for i in card.supported_interfaces
     ]
+    # JSON-RPC at the mount root with its trailing slash, HTTP+JSON as the base URL itself.
     assert interfaces == [
-        ("JSONRPC", "1.0", served.url),
+        ("JSONRPC", "1.0", served.url + "/"),
         ("HTTP+JSON", "1.0", served.url),
-        ("JSONRPC", "0.3", served.url),
+        ("JSONRPC", "0.3", served.url + "/"),
         ("HTTP+JSON", "0.3", served.url),
     ]
 
@@ -500,12 +501,15 @@ async def test_multi_turn_streaming(connect: Connect) -> None:
 # --- extended card -------------------------------------------------------------------------
 
 
-async def test_extended_card(connect: Connect) -> None:
+async def test_extended_card(served: Served, connect: Connect) -> None:
     client = connect(streaming=False, headers={"Authorization": f"Bearer {TOKEN}"})
     extended = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
     assert extended.name == f"Interop agent for {IDENTITY}"
     assert [skill.id for skill in extended.skills] == ["echo", "secret"]
-    assert extended.supported_interfaces[0].url
+    assert [(i.protocol_binding, i.url) for i in extended.supported_interfaces[:2]] == [
+        ("JSONRPC", served.url + "/"),
+        ("HTTP+JSON", served.url),
+    ]
 
     anonymous = connect(streaming=False)
     with pytest.raises(UnsupportedOperationError):

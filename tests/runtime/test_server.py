@@ -643,6 +643,7 @@ async def test_authorization_denials_look_like_missing_tasks() -> None:
         params["message"]["metadata"] = {"owner": "alice"}
         task = (await alice.result("SendMessage", params))["task"]
         assert (await alice.result("GetTask", {"id": task["id"]}))["id"] == task["id"]
+        config = await alice.result("CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": "https://example.com/alice"})
         errors = [
             await bob.error("GetTask", {"id": task["id"]}),
             await bob.error("CancelTask", {"id": task["id"]}),
@@ -653,10 +654,15 @@ async def test_authorization_denials_look_like_missing_tasks() -> None:
                 {"taskId": task["id"], "url": "https://example.com/hook"},
             ),
             await bob.error("ListTaskPushNotificationConfigs", {"taskId": task["id"]}),
+            await bob.error("GetTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]}),
+            await bob.error("DeleteTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]}),
         ]
+        still_there = await alice.result("GetTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]})
         bob_list = await bob.result("ListTasks", {})
         alice_list = await alice.result("ListTasks", {})
     assert {e["code"] for e in errors} == {-32001}
+    assert len({e["message"] for e in errors}) == 1  # the same answer as for a missing task
+    assert still_there["id"] == config["id"]  # bob's delete did nothing
     assert bob_list["tasks"] == [] and bob_list["totalSize"] == 0
     assert alice_list["totalSize"] == 1
 
@@ -727,7 +733,10 @@ async def test_extended_card_only_for_authenticated_callers() -> None:
         card = await Client(server, identity="carol").result("GetExtendedAgentCard")
     assert anonymous["code"] == -32004
     assert card["skills"][-1]["name"] == "For carol"
-    assert card["supportedInterfaces"][0]["url"] == "http://127.0.0.1:9999/a2a"
+    assert [(i["protocolBinding"], i["url"]) for i in card["supportedInterfaces"][:2]] == [
+        ("JSONRPC", "http://127.0.0.1:9999/a2a/"),
+        ("HTTP+JSON", "http://127.0.0.1:9999/a2a"),
+    ]
 
 
 async def test_timestamp_extension_decorates_only_when_requested() -> None:

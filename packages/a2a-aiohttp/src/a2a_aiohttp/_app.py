@@ -141,8 +141,9 @@ def add_routes(
         return await handler(request)
 
     app.router.add_route("*", prefix.rstrip("/") + "/{" + _TAIL + ":.*}", handle)
-    # The mount point itself ("/a2a" without the slash): the card publishes it as the
-    # JSON-RPC URL. As a sub-application's empty path, it becomes the bare prefix.
+    # The mount point itself ("/a2a" without the slash), for clients that post JSON-RPC there
+    # rather than to the URL the card publishes ("/a2a/"). As a sub-application's empty
+    # path, it becomes the bare prefix.
     app.router.add_route("*", prefix.rstrip("/"), handle)
     app.cleanup_ctx.append(_cleanup_ctx(server))
 

@@ -105,9 +105,12 @@ class CardOptions:
 class ServedInterface:
     """One binding this server serves, relative to where it is mounted.
 
-    ``path`` is joined to the base URL: ``""`` is the mount itself, ``"/rest"`` a prefix
-    below it. Typical values: ``("JSONRPC", "1.0", "")``, ``("JSONRPC", "0.3", "")``,
-    ``("HTTP+JSON", "1.0", "/rest")``, ``("HTTP+JSON", "0.3", "/rest")``.
+    ``path`` is joined to the base URL: ``""`` is the mount itself (the base URL as is),
+    ``"/"`` the mount root with its trailing slash, ``"/rest"`` a prefix below it. What
+    :class:`~a2a_core.protocol.ServerProtocol` serves by default: ``("JSONRPC", "1.0", "/")``
+    and ``("JSONRPC", "0.3", "/")`` (a client POSTs to exactly that URL, and a framework
+    redirects the bare path of a mounted sub-application), ``("HTTP+JSON", "1.0", "")`` and
+    ``("HTTP+JSON", "0.3", "")`` (a client appends ``/message:send`` to it).
     """
 
     binding: str

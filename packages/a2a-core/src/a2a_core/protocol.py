@@ -260,12 +260,16 @@ class ServerProtocol:
         self.capabilities = card.capabilities
 
         served: list[ServedInterface] = []
-        # The mount root is published as the base URL itself, without a trailing slash, since
-        # clients append their own paths ("/message:send").
+        # REST at the mount root is published as the base URL itself, without a trailing slash,
+        # since clients append their own paths ("/message:send").
         for version in sorted(self.versions, key=_version_key, reverse=True):
             if self.jsonrpc_path is not None:
-                rpc = "" if self.jsonrpc_path == "/" else self.jsonrpc_path
-                served.append(ServedInterface(TransportProtocol.JSONRPC, version, rpc))
+                # JSON-RPC at the mount root is published with its trailing slash: a client
+                # POSTs to exactly this URL, and frameworks answer the bare mount path of a
+                # sub-application (`Mount("/a2a")`) with a redirect that clients don't follow.
+                served.append(
+                    ServedInterface(TransportProtocol.JSONRPC, version, self.jsonrpc_path)
+                )
             if self.rest_path is not None:
                 rest_url = "" if self.rest_path == "/" else self.rest_path
                 served.append(ServedInterface(TransportProtocol.HTTP_JSON, version, rest_url))

@@ -79,8 +79,10 @@ class A2AStarlette:
     def routes(self, prefix: str = "") -> list[BaseRoute]:
         """The routes to add to a Starlette app's route list (a mount at ``prefix``).
 
-        Unlike a plain ``Mount(prefix, app=...)``, this mount also serves ``prefix`` itself,
-        the JSON-RPC URL the card publishes, which Starlette would answer with a redirect.
+        The same as a plain ``Mount(prefix, app=...)`` (the card publishes the JSON-RPC URL
+        as ``prefix/``, with its slash, which a plain mount serves), except that this mount
+        also serves ``prefix`` itself, which Starlette would answer with a redirect: for
+        clients that post to the mount path without its slash.
         """
         return [_Mount(prefix, app=self)]
 
@@ -94,13 +96,18 @@ class A2AStarlette:
         message = await receive()
         if message["type"] != "lifespan.startup":  # pragma: no cover - ASGI guarantees it
             return
+        started = False
         try:
             async with self.lifespan():
                 await send({"type": "lifespan.startup.complete"})
+                started = True
                 while (await receive())["type"] != "lifespan.shutdown":
                     pass
         except BaseException as exc:
-            await send({"type": "lifespan.startup.failed", "message": type(exc).__name__})
+            # After startup.complete, ASGI allows only a shutdown reply: a failure from then
+            # on (stopping the server, or while waiting for the shutdown) is the shutdown's.
+            failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": failed, "message": type(exc).__name__})
             raise
         await send({"type": "lifespan.shutdown.complete"})
 
