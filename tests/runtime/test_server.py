@@ -643,7 +643,10 @@ async def test_authorization_denials_look_like_missing_tasks() -> None:
         params["message"]["metadata"] = {"owner": "alice"}
         task = (await alice.result("SendMessage", params))["task"]
         assert (await alice.result("GetTask", {"id": task["id"]}))["id"] == task["id"]
-        config = await alice.result("CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": "https://example.com/alice"})
+        config = await alice.result(
+            "CreateTaskPushNotificationConfig",
+            {"taskId": task["id"], "url": "https://example.com/alice"},
+        )
         errors = [
             await bob.error("GetTask", {"id": task["id"]}),
             await bob.error("CancelTask", {"id": task["id"]}),
@@ -654,10 +657,16 @@ async def test_authorization_denials_look_like_missing_tasks() -> None:
                 {"taskId": task["id"], "url": "https://example.com/hook"},
             ),
             await bob.error("ListTaskPushNotificationConfigs", {"taskId": task["id"]}),
-            await bob.error("GetTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]}),
-            await bob.error("DeleteTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]}),
+            await bob.error(
+                "GetTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]}
+            ),
+            await bob.error(
+                "DeleteTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]}
+            ),
         ]
-        still_there = await alice.result("GetTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]})
+        still_there = await alice.result(
+            "GetTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]}
+        )
         bob_list = await bob.result("ListTasks", {})
         alice_list = await alice.result("ListTasks", {})
     assert {e["code"] for e in errors} == {-32001}
