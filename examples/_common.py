@@ -1,4 +1,5 @@
-"""Shared command line of the examples: pick an adapter, a host, a port and a public URL.
+"""Shared command line of the examples: pick an adapter, a host, a port and a public URL,
+and optionally a Redis to share tasks with other replicas (``--redis URL``).
 
 Every example ends with ``serve(server, args)``, which serves the agent at the root of the
 chosen framework: a plain ASGI app under uvicorn for ``--adapter starlette``, an aiohttp
@@ -40,6 +41,15 @@ def parse_args(
         "--public-url",
         help=f"URL clients use to reach this server (default: http://{public_host or 'HOST'}:PORT)",
     )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="keep tasks, events and webhooks in this Redis (redis://host:6379/0), so that "
+        "several replicas serve the agent together (default: in memory)",
+    )
+    parser.add_argument(
+        "--redis-prefix", default="a2a:", help="key prefix in Redis (default: a2a:)"
+    )
     parser.set_defaults(public_host=public_host)
     if extra is not None:
         extra(parser)
@@ -51,6 +61,15 @@ def public_url(args: argparse.Namespace) -> str:
     HTTP+JSON at ``URL``)."""
     host = args.public_host or args.host
     return str(args.public_url or f"http://{host}:{args.port}").rstrip("/")
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The A2AServer options of the chosen backend: none (in memory), or Redis."""
+    if not args.redis:
+        return {}
+    from a2a_redis import RedisBackend
+
+    return RedisBackend(args.redis, prefix=args.redis_prefix).server_options()
 
 
 def card(

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import anyio
-from _common import card, parse_args, public_url, serve
+from _common import backend_options, card, parse_args, public_url, serve
 from aiohttp import web
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -169,6 +169,7 @@ def main() -> None:
         ConformanceAgent(args.subscribe_delay),
         card=public_card,
         base_url=public_url(args),
+        **backend_options(args),
         extended_card=card(
             "Conformance agent",
             "Answers the A2A compatibility kits (extended card).",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from _common import card, parse_args, public_url, serve
+from _common import backend_options, card, parse_args, public_url, serve
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentSkill
@@ -41,6 +41,7 @@ def main() -> None:
             ),
         ),
         base_url=public_url(args),
+        **backend_options(args),
         legacy_card_fields=args.v03_card,
     )
     serve(server, args)

@@ -9,7 +9,7 @@ completes it with a greeting artifact.
 
 from __future__ import annotations
 
-from _common import card, parse_args, public_url, serve
+from _common import backend_options, card, parse_args, public_url, serve
 
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import AgentSkill
@@ -39,6 +39,7 @@ def main() -> None:
             ),
         ),
         base_url=public_url(args),
+        **backend_options(args),
     )
     serve(server, args)
 

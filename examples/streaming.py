@@ -18,7 +18,7 @@ import argparse
 from collections.abc import AsyncIterator
 
 import anyio
-from _common import card, parse_args, public_url, serve
+from _common import backend_options, card, parse_args, public_url, serve
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentSkill, Message
@@ -82,6 +82,7 @@ def main() -> None:
             ),
         ),
         base_url=public_url(args),
+        **backend_options(args),
     )
     serve(server, args)
 

@@ -77,6 +77,8 @@ class _Handler:
             metadata=request.get(_METADATA_KEY) or {},
         )
         response = await self.server.handle(core_request)
+        # A stream can live for hours: it must not keep our copy of the headers and body.
+        del core_request, body
         if isinstance(response, SseResponse):
             return await _stream(request, response)
         out = web.Response(status=response.status, body=response.body)

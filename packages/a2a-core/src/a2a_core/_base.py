@@ -22,6 +22,7 @@ class WireStruct(
     omit_defaults=True,
     kw_only=True,
     frozen=True,
+    gc=False,
 ):
     """Base of every wire value: camelCase on the wire, defaults omitted, immutable.
 
@@ -35,10 +36,6 @@ class WireStruct(
     __oneof__: ClassVar[tuple[str, ...]] = ()
 
 
-def _is_set(value: Any, default: Any) -> bool:
-    return value is not default
-
-
 def check_oneof(value: WireStruct) -> None:
     """Raise ``ValueError`` unless exactly one member of the oneof group is set.
 
@@ -49,12 +46,16 @@ def check_oneof(value: WireStruct) -> None:
     """
     cls = type(value)
     defaults = _oneof_defaults(cls)
-    present = [name for name, default in defaults.items() if _is_set(getattr(value, name), default)]
-    if len(present) != 1:
+    # Count inline: this runs for every Part and StreamResponse built or decoded.
+    present = 0
+    for name, default in defaults.items():
+        if getattr(value, name) is not default:
+            present += 1
+    if present != 1:
         names = ", ".join(
             cls.__struct_encode_fields__[cls.__struct_fields__.index(n)] for n in defaults
         )
-        found = "none" if not present else str(len(present))
+        found = "none" if not present else str(present)
         raise ValueError(f"{cls.__name__} needs exactly one of: {names} (found {found})")
 
 

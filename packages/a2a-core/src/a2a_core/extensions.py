@@ -32,6 +32,8 @@ _MAX_URIS: Final = 64  # more than any real client sends; bounds the work per re
 
 def requested_extensions(headers: Headers) -> tuple[str, ...]:
     """The URIs a request asks for, from both header names, in order, without duplicates."""
+    if HEADER not in headers and LEGACY_HEADER not in headers:
+        return ()  # most requests
     seen: dict[str, None] = {}
     for name in (HEADER, LEGACY_HEADER):
         for value in headers.get_all(name):
@@ -46,6 +48,8 @@ def activate_extensions(
     requested: Sequence[str], declared: Sequence[AgentExtension]
 ) -> tuple[str, ...]:
     """The declared URIs the client asked for; raise -32008 if a required one is missing."""
+    if not declared:
+        return ()  # the common case, on every request: nothing to activate or require
     wanted = set(requested)
     missing = [ext.uri for ext in declared if ext.required and ext.uri not in wanted]
     if missing:

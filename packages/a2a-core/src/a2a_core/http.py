@@ -28,9 +28,15 @@ class Headers:
     __slots__ = ("_items",)
 
     def __init__(self, items: Iterable[tuple[str | bytes, str | bytes]] = ()) -> None:
-        self._items: tuple[tuple[str, str], ...] = tuple(
-            (_text(name).lower(), _text(value)) for name, value in items
-        )
+        # One loop without helper calls: adapters build Headers on every request.
+        pairs = []
+        for name, value in items:
+            if isinstance(name, bytes):
+                name = name.decode("latin-1")
+            if isinstance(value, bytes):
+                value = value.decode("latin-1")
+            pairs.append((name.lower(), value))
+        self._items: tuple[tuple[str, str], ...] = tuple(pairs)
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """The first value of a header, or ``default``."""
@@ -63,10 +69,6 @@ class Headers:
 
     def __repr__(self) -> str:
         return f"Headers({list(self._items)!r})"
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode("latin-1") if isinstance(value, bytes) else value
 
 
 @dataclass(frozen=True, slots=True)

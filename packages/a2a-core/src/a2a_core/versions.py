@@ -41,10 +41,18 @@ _VERSION: Final = re.compile(r"\s*v?(\d{1,4})(?:\.(\d{1,4}))?(?:\.\d{1,9})?\s*",
 
 def normalize_version(value: str) -> str | None:
     """``"1.0.1"`` -> ``"1.0"``, ``"1"`` -> ``"1.0"``; ``None`` when it is not a version."""
+    if value in _NORMALIZED:
+        return _NORMALIZED[value]
     match = _VERSION.fullmatch(value)
-    if match is None:
-        return None
-    return f"{int(match.group(1))}.{int(match.group(2) or 0)}"
+    result = None if match is None else f"{int(match.group(1))}.{int(match.group(2) or 0)}"
+    # Every request names its version: remember the few short spellings clients send, in a
+    # table bounded in entries and key length, so that no client can grow it.
+    if len(value) <= 16 and len(_NORMALIZED) < 64:
+        _NORMALIZED[value] = result
+    return result
+
+
+_NORMALIZED: dict[str, str | None] = {}
 
 
 @dataclass(frozen=True, slots=True)

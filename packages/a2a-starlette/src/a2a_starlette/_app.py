@@ -114,8 +114,9 @@ class A2AStarlette:
     # --- requests --------------------------------------------------------------------------
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = await self._request(scope, receive)
-        response = await self.server.handle(request)
+        # No local for the request: a stream can live for hours, and must not keep the
+        # request's headers and body alive meanwhile.
+        response = await self.server.handle(await self._request(scope, receive))
         if isinstance(response, SseResponse):
             await _send_stream(response, receive, send)
         else:

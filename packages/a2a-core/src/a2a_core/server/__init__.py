@@ -5,7 +5,7 @@ Adapters call :meth:`A2AServer.handle`; agents receive a :class:`TaskContext`.
 """
 
 from a2a_core.server.agent import Agent, AgentResult, AuthRequired, InputRequired
-from a2a_core.server.app import A2AServer, AuthorizeTask, ExtendedCard
+from a2a_core.server.app import A2AServer, AuthorizeTask, ExtendedCard, Service
 from a2a_core.server.context import TaskContext
 from a2a_core.server.events import EventLog, LoggedEvent
 from a2a_core.server.extensions import Extension, TimestampExtension
@@ -33,6 +33,7 @@ __all__ = [
     "PushConfigStore",
     "PushSender",
     "PushTarget",
+    "Service",
     "StoredTask",
     "TaskContext",
     "TaskPage",

@@ -15,8 +15,9 @@ import datetime as _dt
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, Final, Self
+from typing import Any, Final, Self, TypeAlias
 
 import anyio
 import msgspec
@@ -76,7 +77,7 @@ from a2a_core.types import (
 )
 from a2a_core.versions import DEFAULT_VERSIONS
 
-__all__ = ["A2AServer", "AuthorizeTask", "ExtendedCard"]
+__all__ = ["A2AServer", "AuthorizeTask", "ExtendedCard", "Service"]
 
 logger = logging.getLogger("a2a_core.server")
 
@@ -86,6 +87,11 @@ logger = logging.getLogger("a2a_core.server")
 AuthorizeTask = Callable[[str, Task, Call], bool | Awaitable[bool]]
 #: The extended card: one card for every authenticated caller, or one per caller.
 ExtendedCard = AgentCard | Callable[[Any], AgentCard | Awaitable[AgentCard]]
+#: Something that runs beside the server for as long as it runs: called with the server when
+#: it starts, the context manager it returns is entered before the server's task group and
+#: left after it (so after running agents were cancelled). Networked backends use it for
+#: their connections and background work (see ``a2a_redis``).
+Service: TypeAlias = Callable[["A2AServer"], AbstractAsyncContextManager[object]]
 
 DEFAULT_PAGE_SIZE: Final = 50
 _PUSH_OPERATION_NAMES: Final = {
@@ -112,6 +118,7 @@ class A2AServer:
         keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
+        services: Run beside the server while it runs (see :data:`Service`).
         Other options are those of :class:`~a2a_core.protocol.ServerProtocol`.
     """
 
@@ -144,6 +151,7 @@ class A2AServer:
         push_allow_private: bool = False,
         error_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
         rest_content_type: str = JSON_CONTENT_TYPE,
+        services: Sequence[Service] = (),
     ) -> None:
         self.protocol = ServerProtocol(
             card,
@@ -173,6 +181,7 @@ class A2AServer:
         self.push_allow_hosts = tuple(push_allow_hosts)
         self.push_allow_private = push_allow_private
         self._own_push_sender = push_sender is None and self.push_enabled
+        self.services = tuple(services)
         if store is None:
             store = InMemoryTaskStore(on_evict=self._forget_task)
         elif isinstance(store, InMemoryTaskStore) and store.on_evict is None:
@@ -214,6 +223,8 @@ class A2AServer:
                     allow_hosts=self.push_allow_hosts, allow_private=self.push_allow_private
                 )
                 self.runtime.push_sender = await stack.enter_async_context(sender)
+            for service in self.services:
+                await stack.enter_async_context(service(self))
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
         except BaseException:
             await stack.__aexit__(None, None, None)
@@ -412,7 +423,7 @@ class A2AServer:
         if execution.invocation.task is None:
             # A new task: its log starts with the task snapshot, so replay it all.
             return self._sse(call, stream, [], writer.task.id, 0, idle_limit=None)
-        stored = writer.stored
+        stored = execution.first_snapshot or writer.stored
         first = [(stored.last_seq, StreamResponse(task=stored.task))]
         return self._sse(call, stream, first, stored.task.id, stored.last_seq, idle_limit=None)
 
@@ -481,6 +492,9 @@ class A2AServer:
                 yield encode(seq, event)
                 if stream.finished:
                     return
+            # Sent: an idle subscriber must not keep its copy of the task snapshot for the
+            # life of the stream (bench/memory.py: over a kilobyte per subscriber).
+            first = ()
             if task_id is None:
                 return
             idle = 0.0
@@ -507,6 +521,11 @@ class A2AServer:
                     if idle_limit is not None and idle >= idle_limit:
                         return
                     yield stream.keep_alive()
+        except A2AError as exc:
+            # A backend's own protocol error (a networked store that became unreachable):
+            # the client gets it as it is, as a request would, and the logs no traceback.
+            if not stream.finished:
+                yield stream.encode_error(exc)
         except Exception:
             logger.exception("stream of task %s failed", task_id)
             if not stream.finished:

@@ -2,10 +2,12 @@
 
 It owns three things: the tasks themselves, kept *encoded* (one msgpack blob per task, so a
 stored task costs a few hundred bytes instead of a tree of Python objects, and nothing the
-store hands out is shared with it, exactly as with a networked store); the bounds that keep
-memory flat on a long-running server (finished tasks expire after ``ttl`` seconds, and at
-most ``max_terminal_tasks`` of them are kept, oldest evicted first; tasks still running are
-never evicted); and the sorted indexes and signed cursors of ListTasks.
+store hands out is shared with it, exactly as with a networked store; a task still being
+worked on, submitted or working, is encoded when it is first read or settles rather than at
+every write, so that streaming n chunks into one artifact does not cost O(n^2)); the bounds
+that keep memory flat on a long-running server (finished tasks expire after ``ttl`` seconds,
+and at most ``max_terminal_tasks`` of them are kept, oldest evicted first; tasks still
+running are never evicted); and the sorted indexes and signed cursors of ListTasks.
 
 Everything happens in the calling task: there is no background sweeper. Each operation
 first evicts what has expired, which costs O(1) amortised because finished tasks are queued
@@ -64,6 +66,8 @@ _cursor_decoder: Final = msgspec.msgpack.Decoder(tuple[int, str])
 
 _EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _MICROSECOND: Final = _dt.timedelta(microseconds=1)
+# States in which a task is still being written to: kept as objects until read or settled.
+_LIVE_STATES: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 # Tasks without a status timestamp get a time before any real one, so they sort last.
 _NO_TIMESTAMP: Final = -(1 << 62)
 
@@ -82,22 +86,25 @@ def _micros(timestamp: _dt.datetime | None) -> int:
 
 
 class _Record:
-    """One stored task: its blob plus the few fields that indexing and eviction read."""
+    """One stored task: its blob (or, while it is worked on, the task itself, encoded when
+    read) plus the few fields that indexing and eviction read."""
 
     __slots__ = (
         "blob",
         "context_id",
         "key",
         "last_seq",
+        "live",
         "state",
         "tenant",
         "terminal_since",
         "version",
     )
 
-    def __init__(self, key: _Key, blob: bytes, tenant: str, context_id: str) -> None:
+    def __init__(self, key: _Key, tenant: str, context_id: str) -> None:
         self.key = key
-        self.blob = blob
+        self.blob: bytes | None = None
+        self.live: Task | None = None
         self.tenant = tenant
         self.context_id = context_id
         self.state = TaskState.UNSPECIFIED
@@ -168,7 +175,7 @@ class InMemoryTaskStore(TaskStore):
         if record is None:
             return None
         return StoredTask(
-            task=_task_decoder.decode(record.blob),
+            task=_task_decoder.decode(self._blob(record)),
             version=record.version,
             last_seq=record.last_seq,
             tenant=record.tenant,
@@ -179,7 +186,7 @@ class InMemoryTaskStore(TaskStore):
         self._evict()
         if task.id in self._records:
             raise TaskExistsError(task.id)
-        record = _Record((_micros(task.status.timestamp), task.id), b"", tenant, task.context_id)
+        record = _Record((_micros(task.status.timestamp), task.id), tenant, task.context_id)
         self._write(record, task, last_seq)
         self._records[task.id] = record
         self._index(record)
@@ -251,7 +258,7 @@ class InMemoryTaskStore(TaskStore):
             start = max(low, high - query.page_size)
             page_keys = keys[start:high]
             page_keys.reverse()
-            tasks = [_task_decoder.decode(self._records[k[1]].blob) for k in page_keys]
+            tasks = [_task_decoder.decode(self._blob(self._records[k[1]])) for k in page_keys]
             more = start > low
             next_token = self._make_token(page_keys[-1], scope) if more and page_keys else ""
             return TaskPage(tasks=tasks, next_page_token=next_token, total_size=len(keys) - low)
@@ -264,7 +271,7 @@ class InMemoryTaskStore(TaskStore):
             key = keys[index]
             record = self._records[key[1]]
             if state is TaskState.UNSPECIFIED or record.state is state:
-                candidates.append((key, record.blob))
+                candidates.append((key, self._blob(record)))
         page: list[Task] = []
         last_key: _Key | None = None
         total = 0
@@ -289,10 +296,13 @@ class InMemoryTaskStore(TaskStore):
     # -- writes and indexes --------------------------------------------------------------
 
     def _write(self, record: _Record, task: Task, last_seq: int) -> None:
-        # encode_into + copy gives a bytes object of exactly the encoded size; `encode`
-        # returns one with spare capacity (about 25% of a small task).
-        _encoder.encode_into(task, self._buffer)
-        record.blob = bytes(self._buffer)
+        if task.status.state in _LIVE_STATES:
+            # Written again at its next event (every chunk of a streamed artifact): encode
+            # it when somebody reads it, or once it settles. Tasks are frozen and the writer
+            # replaces, never mutates, them, so holding this one is safe.
+            record.live, record.blob = task, None
+        else:
+            record.live, record.blob = None, self._encode(task)
         record.version += 1
         record.last_seq = last_seq
         record.state = task.status.state
@@ -305,6 +315,19 @@ class InMemoryTaskStore(TaskStore):
             # Only a lifecycle bug un-finishes a task; then it must not be evicted.
             record.terminal_since = None
             self._terminal_count -= 1
+
+    def _encode(self, task: Task) -> bytes:
+        # encode_into + copy gives a bytes object of exactly the encoded size; `encode`
+        # returns one with spare capacity (about 25% of a small task).
+        _encoder.encode_into(task, self._buffer)
+        return bytes(self._buffer)
+
+    def _blob(self, record: _Record) -> bytes:
+        """The record's encoded task, encoding a live one now (once per write)."""
+        if record.blob is None:
+            assert record.live is not None
+            record.blob = self._encode(record.live)
+        return record.blob
 
     def _index(self, record: _Record) -> None:
         insort(self._by_tenant.setdefault(record.tenant, []), record.key)

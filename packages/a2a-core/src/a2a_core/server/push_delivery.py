@@ -484,6 +484,32 @@ class WebhookPushSender:
         """
         if self._state == "new":
             raise RuntimeError("the WebhookPushSender is not running: use `async with sender:`")
+        for delivery in self._prepare(targets, event, task):
+            self._enqueue(delivery)
+
+    async def send(self, targets: list[PushTarget], event: StreamResponse, task: Task) -> None:
+        """Deliver one event to every target now, in the calling task, and return when each
+        delivery has its outcome (delivered, or given up after the retries).
+
+        For a durable queue in front of the sender (``a2a_redis`` acknowledges a queued
+        event only after this returns, so a replica that dies mid-delivery leaves the event
+        to another one). Same bodies, headers, guard, retries and counters as
+        :meth:`deliver`; no queue bound and no ordering lane: the caller orders its calls.
+        """
+        if self._state != "running":
+            raise RuntimeError("the WebhookPushSender is not running: use `async with sender:`")
+        for delivery in self._prepare(targets, event, task):
+            try:
+                await self._send_one(delivery)
+            except Exception:
+                self._failed += 1
+                logger.exception("push to %s failed unexpectedly", delivery.hook.origin)
+
+    def _prepare(
+        self, targets: list[PushTarget], event: StreamResponse, task: Task
+    ) -> list[_Delivery]:
+        """One ready delivery per target that passes the static checks (refusals counted)."""
+        deliveries: list[_Delivery] = []
         v1_body: bytes | None = None
         v0_3_body: bytes | None = None
         for target in targets:
@@ -520,11 +546,14 @@ class WebhookPushSender:
                     task_id,
                 )
                 continue
-            delivery = _Delivery((task_id, config.id, config.url), hook, body, tuple(headers))
-            self._enqueue(delivery, config.id, task_id)
+            deliveries.append(
+                _Delivery((task_id, config.id, config.url), hook, body, tuple(headers))
+            )
+        return deliveries
 
-    def _enqueue(self, delivery: _Delivery, config_id: str, task_id: str) -> None:
+    def _enqueue(self, delivery: _Delivery) -> None:
         assert self._send is not None
+        task_id, config_id, _ = delivery.key
         if self._state != "running" or self._pending >= self._queue_size:
             self._dropped += 1
             why = "queue full" if self._state == "running" else "sender closing"

@@ -12,13 +12,14 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import msgspec
 
 from a2a_core.errors import A2AError, UnsupportedOperationError
 from a2a_core.lifecycle import ends_wait
+from a2a_core.server._sync import Signal
 from a2a_core.server.agent import (
     Agent,
     AuthRequired,
@@ -29,7 +30,7 @@ from a2a_core.server.agent import (
 from a2a_core.server.context import TaskContext, TaskWriter, utc_now
 from a2a_core.server.events import EventLog
 from a2a_core.server.push import PushConfigStore, PushSender
-from a2a_core.server.store import TaskStore
+from a2a_core.server.store import LoggedTaskStore, StoredTask, TaskStore
 from a2a_core.types import (
     TERMINAL_STATES,
     Artifact,
@@ -77,6 +78,34 @@ class Runtime:
         self.push_sender = push_sender
         self.push_enabled = push_enabled
         self.executions: dict[str, Execution] = {}
+        self._agent_kind: tuple[Agent, str] | None = None
+
+    def agent_kind(self) -> str:
+        """How to call the agent: ``generator``, ``coroutine`` or ``sync`` (cached: the
+        introspection cost a few percent of a request)."""
+        agent = self.agent
+        cached = self._agent_kind
+        if cached is None or cached[0] is not agent:
+            # A class instance with an async __call__ counts as async too.
+            call = type(agent).__call__ if not inspect.isfunction(agent) else None
+            if inspect.isasyncgenfunction(agent) or inspect.isasyncgenfunction(call):
+                kind = "generator"
+            elif inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(call):
+                kind = "coroutine"
+            else:
+                kind = "sync"
+            cached = self._agent_kind = (agent, kind)
+        return cached[1]
+
+    @property
+    def logged_store(self) -> LoggedTaskStore | None:
+        """The store, when it keeps this runtime's event log itself (see
+        :class:`~a2a_core.server.store.LoggedTaskStore`): events are then appended and
+        tasks written in one step."""
+        store = self.store
+        if getattr(store, "event_log", None) is self.events:
+            return cast(LoggedTaskStore, store)
+        return None
 
     async def materialize(self, invocation: Invocation) -> TaskWriter:
         """Create the task of a new message (SUBMITTED, the message in its history), or record
@@ -90,8 +119,14 @@ class Runtime:
                 history=[invocation.message],
             )
             with anyio.CancelScope(shield=True):
-                seq = await self.events.append(task.id, StreamResponse(task=task))
-                stored = await self.store.create(task, tenant=call.tenant, last_seq=seq)
+                logged = self.logged_store
+                if logged is not None:
+                    stored = await logged.create_logged(
+                        task, StreamResponse(task=task), tenant=call.tenant
+                    )
+                else:
+                    seq = await self.events.append(task.id, StreamResponse(task=task))
+                    stored = await self.store.create(task, tenant=call.tenant, last_seq=seq)
                 await self._register_push(invocation)
             return TaskWriter(self, stored)
         existing = await self.store.get(invocation.task_id)
@@ -146,14 +181,16 @@ class Execution:
         self.context.on_materialized = self._watch
         self._eager = eager
         self._scope = anyio.CancelScope()
+        # Signals, not anyio Events: most are never waited for (see ``_sync``).
         #: Set when the task exists, a message-only reply is ready, or the execution failed
         #: before creating a task: what a streaming or non-blocking request waits for.
-        self.started = anyio.Event()
+        self.started = Signal()
         #: Set when a blocking request may return: terminal or interrupted, or done.
-        self.settled = anyio.Event()
+        self.settled = Signal()
         #: Set when the agent has returned (or failed, or was cancelled).
-        self.done = anyio.Event()
+        self.done = Signal()
         self.reply_message: Message | None = None
+        self.first_snapshot: StoredTask | None = None
         self.error: A2AError | None = None
 
     @property
@@ -203,6 +240,9 @@ class Execution:
                 self.settled.set()
 
         writer.on_change(on_change)
+        # The task as it stood when it came into existence (a follow-up: just recorded):
+        # a stream starts from here, whatever the agent has done by the time it is read.
+        self.first_snapshot = writer.stored
         self.started.set()
         if ends_wait(writer.task.status.state):
             self.settled.set()
@@ -210,11 +250,10 @@ class Execution:
     async def _invoke(self) -> Any:
         agent = self.runtime.agent
         ctx = self.context
-        # A class instance with an async __call__ counts as async too.
-        call = type(agent).__call__ if not inspect.isfunction(agent) else None
-        if inspect.isasyncgenfunction(agent) or inspect.isasyncgenfunction(call):
+        kind = self.runtime.agent_kind()
+        if kind == "generator":
             return await self._drain(agent(ctx))  # type: ignore[arg-type]
-        if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(call):
+        if kind == "coroutine":
             return await agent(ctx)  # type: ignore[misc]
         result = await anyio.to_thread.run_sync(agent, ctx)
         if inspect.isawaitable(result):

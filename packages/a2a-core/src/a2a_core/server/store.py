@@ -14,11 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from a2a_core.types import Task, TaskState
+from a2a_core.server.events import EventLog
+from a2a_core.types import StreamResponse, Task, TaskState
 
 __all__ = [
     "ConcurrentUpdateError",
     "InvalidPageTokenError",
+    "LoggedTaskStore",
     "StoredTask",
     "TaskExistsError",
     "TaskPage",
@@ -115,4 +117,35 @@ class TaskStore(Protocol):
 
     async def delete(self, task_id: str) -> None:
         """Forget a task (no error if unknown)."""
+        ...
+
+
+class LoggedTaskStore(TaskStore, Protocol):
+    """A task store that also keeps the event log (optional; ``a2a_redis`` is one).
+
+    When a server's store has an ``event_log`` attribute that *is* the server's event log,
+    the task writer calls these instead of ``append`` then ``save``: each event is appended
+    and the task written in one atomic step. With several writers of one task (a cancel on
+    another replica, say), the event of the writer that loses the race is then never in
+    the log (with two steps it is, though its write is not); and a networked store saves
+    a round trip per event. A terminal write may close the log itself (``close`` is still
+    called, and must then do nothing).
+    """
+
+    event_log: EventLog
+    """The log this store appends to."""
+
+    async def create_logged(
+        self, task: Task, event: StreamResponse, *, tenant: str = ""
+    ) -> StoredTask:
+        """``create`` with ``event`` appended to the task's log first (its seq is the stored
+        ``last_seq``); :class:`TaskExistsError` if the id is taken (nothing is appended)."""
+        ...
+
+    async def save_logged(
+        self, task: Task, event: StreamResponse, *, expected_version: int
+    ) -> StoredTask:
+        """``save`` with ``event`` appended to the task's log in the same step;
+        :class:`ConcurrentUpdateError` as ``save`` (nothing is appended), and
+        ``LocalProtocolError`` if the log is closed (as ``EventLog.append``)."""
         ...

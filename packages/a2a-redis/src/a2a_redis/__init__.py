@@ -1,0 +1,29 @@
+"""Scale an a2a-core server out on Redis: several replicas behind a load balancer, one server.
+
+    from a2a_redis import RedisBackend
+
+    backend = RedisBackend("redis://127.0.0.1:6379/0", prefix="my-agent:")
+    server = A2AServer(agent, card=card, **backend.server_options())
+
+The task store, the event log (Redis Streams), the push configs and the push queue are
+shared; the server's service runs the stream notifier, the push worker, the cancel
+listener, the ownership lease and the reaper of dead replicas. See ``docs/scale-out.md``.
+The Redis client is redis-py's asyncio client, so the server runs on asyncio (not trio).
+"""
+
+from ._common import StoreUnavailableError
+from .backend import HOST_LOST_TEXT, RedisBackend
+from .events import RedisEventLog
+from .push import PushWorker, RedisPushConfigStore, RedisPushQueue
+from .store import RedisTaskStore
+
+__all__ = [
+    "HOST_LOST_TEXT",
+    "PushWorker",
+    "RedisBackend",
+    "RedisEventLog",
+    "RedisPushConfigStore",
+    "RedisPushQueue",
+    "RedisTaskStore",
+    "StoreUnavailableError",
+]

@@ -1,0 +1,392 @@
+"""The Redis backend of a replicated A2A server: :class:`RedisBackend`.
+
+It builds the four backends (:class:`~a2a_redis.RedisTaskStore`,
+:class:`~a2a_redis.RedisEventLog`, :class:`~a2a_redis.RedisPushConfigStore`,
+:class:`~a2a_redis.RedisPushQueue`) on one Redis client, and a server *service* (see
+:data:`a2a_core.server.Service`) that runs, for as long as the server runs, what makes the
+replicas one server:
+
+- the **stream notifier** of the event log (followers block on Redis, not in a loop);
+- the **push worker**: this replica's consumer in the push group (:mod:`a2a_redis.push`);
+- **cancel across replicas**: closing a task's log publishes the task id on ``P closed``;
+  every replica listens, and the one whose agent still runs that task (its own copy of
+  the task is not terminal: someone else finished it, e.g. CancelTask on another replica)
+  cancels the agent. The request that canceled got the canceled task from its own replica
+  at once; the agent stops at its next checkpoint wherever it runs. (If the notice is lost
+  while a replica is disconnected, the agent runs on, but everything it reports is
+  dropped: its log is closed.)
+- **ownership leases**: the store makes the replica that writes a running state (submitted,
+  working) the task's owner (``P owned:{replica}``). Every ``lease_ttl / 3`` seconds the
+  replica pushes its lease deadline, ``now + lease_ttl`` (Redis time, so replica clocks do
+  not matter), into ``P replicas``. Every ``reap_interval`` seconds each replica looks for
+  a lease that ran out; the first to claim it moves every running task of the dead replica
+  to FAILED (the status message says the host was lost) through the ordinary task writer:
+  the event is logged, the log closed, webhooks queued, so subscribers on every replica get
+  the final event and close. It also takes over the dead replica's pending push jobs. The
+  time from a replica's death to its tasks' final event is at most ``lease_ttl`` plus
+  ``reap_interval`` (plus one round of writes).
+- the **sweep** of expired terminal tasks, once a second.
+
+A replica that stops cleanly marks its lease as run out, so another replica fails its
+unfinished tasks at once (the server cancels running agents when it stops).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any, Final
+
+import anyio
+from anyio.abc import TaskStatus
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+
+from a2a_core.server import A2AServer, WebhookPushSender
+from a2a_core.server.agent import agent_message
+from a2a_core.server.context import TaskWriter
+from a2a_core.types import TERMINAL_STATES, TaskState
+
+from ._common import LUA_INDEX, REDIS_DOWN, Keys, Script, dedicated_client, logger
+from .events import RedisEventLog
+from .push import PushWorker, RedisPushConfigStore, RedisPushQueue
+from .store import RUNNING_STATES, RedisTaskStore
+
+__all__ = ["HOST_LOST_TEXT", "RedisBackend"]
+
+#: The status message of a task failed because the replica running it was lost.
+HOST_LOST_TEXT: Final = (
+    "The server running this task was lost (it stopped renewing its lease) before the task "
+    "finished; the task was failed by another server."
+)
+
+_REFRESH: Final = (
+    LUA_INDEX
+    + r"""
+-- KEYS[1] replicas; ARGV: replica, ttl_ms
+redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[2]), ARGV[1])
+return 1
+"""
+)
+
+_CLAIM: Final = (
+    LUA_INDEX
+    + r"""
+-- KEYS[1] replicas; ARGV: me, claim_ms, prefix -> {dead replica, its running tasks} or nil
+local now = now_ms()
+local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 8)
+for _, r in ipairs(dead) do
+  if r ~= ARGV[1] then
+    -- Claimed for claim_ms: if this reaper dies too, another one retries after that.
+    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), r)
+    return {r, redis.call('SMEMBERS', ARGV[3] .. 'owned:' .. r)}
+  end
+end
+return false
+"""
+)
+
+_RELEASE: Final = r"""
+-- KEYS[1] replicas; ARGV: replica, prefix, forget_tasks ('1': drop what is left)
+-- A replica with no running task leaves the set; one with some is marked as run out.
+local owned = ARGV[2] .. 'owned:' .. ARGV[1]
+if ARGV[3] == '1' or redis.call('SCARD', owned) == 0 then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('DEL', owned, ARGV[2] .. 'wake:' .. ARGV[1])
+  return 1
+end
+redis.call('ZADD', KEYS[1], 0, ARGV[1])
+return 0
+"""
+
+
+class RedisBackend:
+    """Everything a replica needs to share one A2A server with others through Redis.
+
+    ``A2AServer(agent, card=card, **RedisBackend("redis://...").server_options())``
+
+    :param url: the Redis URL (``redis://host:6379/0``, ``rediss://``, ``unix://``).
+    :param redis: or a ``redis.asyncio.Redis`` client of your own (``decode_responses``
+        off); its connection settings are reused for the blocking connections.
+    :param prefix: key prefix: one per deployment sharing a Redis (replicas of one agent
+        share it; different agents must not).
+    :param task_ttl: seconds terminal tasks are kept (``None``: forever).
+    :param log_retention: seconds a closed event log is kept for replay.
+    :param log_maxlen: about how many events a task's log keeps.
+    :param lease_ttl: seconds without a lease renewal after which a replica counts as dead.
+    :param reap_interval: seconds between looks for dead replicas (``lease_ttl / 4``).
+    :param push_claim_idle: seconds after which a push job another consumer holds is
+        claimed (longer than one delivery with its retries).
+    :param write_retry: seconds the writes of a running task retry while Redis is
+        unreachable (a restart) before the agent sees an error.
+    :param replica_id: this replica's name (a random one by default; it must be unique).
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        redis: Redis | None = None,
+        prefix: str = "a2a:",
+        task_ttl: float | None = 3600.0,
+        log_retention: float | None = 3600.0,
+        log_maxlen: int = 10_000,
+        lease_ttl: float = 10.0,
+        reap_interval: float | None = None,
+        push_claim_idle: float = 60.0,
+        push_queue_maxlen: int = 100_000,
+        max_configs_per_task: int = 10,
+        write_retry: float = 5.0,
+        sweep_interval: float = 1.0,
+        replica_id: str | None = None,
+    ) -> None:
+        if (url is None) == (redis is None):
+            raise ValueError("give either a Redis URL or a client")
+        if lease_ttl <= 0:
+            raise ValueError("lease_ttl must be > 0")
+        self._own_client = redis is None
+        if redis is None:
+            assert url is not None
+            redis = Redis.from_url(
+                url,
+                socket_connect_timeout=2.0,
+                socket_timeout=5.0,
+                # One quick retry heals a pooled connection that a Redis restart broke;
+                # more would only keep a request waiting on a Redis that is down.
+                retry=Retry(ExponentialBackoff(cap=0.1, base=0.01), 1),
+            )
+        self.redis = redis
+        self.keys = Keys(prefix)
+        self.replica_id = replica_id or uuid.uuid4().hex
+        self.lease_ttl = lease_ttl
+        self.reap_interval = reap_interval if reap_interval is not None else lease_ttl / 4
+        self.push_claim_idle = push_claim_idle
+        self.sweep_interval = sweep_interval
+        self.store = RedisTaskStore(
+            redis,
+            prefix=prefix,
+            ttl=task_ttl,
+            write_retry=write_retry,
+            replica_id=self.replica_id,
+        )
+        self.event_log = RedisEventLog(
+            redis,
+            prefix=prefix,
+            retention=log_retention,
+            maxlen=log_maxlen,
+            write_retry=write_retry,
+            replica_id=self.replica_id,
+        )
+        self.push_config_store = RedisPushConfigStore(
+            redis,
+            prefix=prefix,
+            max_configs_per_task=max_configs_per_task,
+            write_retry=write_retry,
+        )
+        self.push_queue = RedisPushQueue(
+            redis, prefix=prefix, maxlen=push_queue_maxlen, write_retry=write_retry
+        )
+        # The task writer's path: one script per event (append, save, and on a terminal
+        # state close), which also brings the task's webhook configs along.
+        self.store.attach_log(self.event_log)
+        self.store.push_hints = self.push_config_store.hints
+        self.push_worker: PushWorker | None = None
+        self._refresh = Script(redis, _REFRESH)
+        self._claim = Script(redis, _CLAIM)
+        self._release = Script(redis, _RELEASE)
+        #: Tasks this replica failed because their replica was lost (for tests and metrics).
+        self.reaped = 0
+
+    def server_options(self) -> dict[str, Any]:
+        """The :class:`A2AServer` keyword arguments that put the server on this backend."""
+        return {
+            "store": self.store,
+            "event_log": self.event_log,
+            "push_config_store": self.push_config_store,
+            "push_sender": self.push_queue,
+            "services": [self.service],
+        }
+
+    @contextlib.asynccontextmanager
+    async def service(self, server: A2AServer) -> AsyncIterator[RedisBackend]:
+        """Run the replica's background work while ``server`` runs (module docstring).
+
+        Nothing here waits for Redis: a replica starts (and serves its card) while Redis is
+        down, and each loop reconnects by itself.
+        """
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(self.event_log)
+            worker: PushWorker | None = None
+            if server.push_enabled:
+                sender = WebhookPushSender(
+                    allow_hosts=server.push_allow_hosts,
+                    allow_private=server.push_allow_private,
+                )
+                await stack.enter_async_context(sender)
+                worker = PushWorker(
+                    self.redis,
+                    sender,
+                    prefix=self.keys.prefix,
+                    consumer=self.replica_id,
+                    claim_idle=self.push_claim_idle,
+                )
+            self.push_worker = worker
+            group = await stack.enter_async_context(anyio.create_task_group())
+            if worker is not None:
+                await group.start(worker.run)
+            await group.start(self._lease_loop)
+            group.start_soon(self._reap_loop, server, worker)
+            group.start_soon(self._closed_listener, server)
+            group.start_soon(self._sweep_loop)
+            try:
+                yield self
+            finally:
+                group.cancel_scope.cancel()
+                with anyio.move_on_after(2.0, shield=True):
+                    await self._leave()
+        if self._own_client:
+            with anyio.CancelScope(shield=True):
+                await self.redis.connection_pool.disconnect()
+
+    # -- leases --------------------------------------------------------------------------
+
+    async def _lease_loop(
+        self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+    ) -> None:
+        task_status.started()
+        failed = False
+        while True:
+            try:
+                await self._refresh(
+                    keys=[self.keys.replicas],
+                    args=[self.replica_id, int(self.lease_ttl * 1000)],
+                )
+                if failed:
+                    logger.info("replica %s renewed its lease again", self.replica_id)
+                failed = False
+                await anyio.sleep(self.lease_ttl / 3)
+            except REDIS_DOWN as exc:
+                if not failed:
+                    logger.warning("replica %s cannot renew its lease: %s", self.replica_id, exc)
+                failed = True
+                await anyio.sleep(min(0.2, self.lease_ttl / 10))
+            except Exception:  # Redis refused (out of memory...): keep trying, say why
+                logger.exception("replica %s cannot renew its lease", self.replica_id)
+                failed = True
+                await anyio.sleep(min(0.2, self.lease_ttl / 10))
+
+    async def _leave(self) -> None:
+        try:
+            await self._release(
+                keys=[self.keys.replicas], args=[self.replica_id, self.keys.prefix, "0"]
+            )
+        except REDIS_DOWN as exc:
+            logger.warning("replica %s could not give up its lease: %s", self.replica_id, exc)
+
+    async def _reap_loop(self, server: A2AServer, worker: PushWorker | None) -> None:
+        while True:
+            await anyio.sleep(self.reap_interval)
+            try:
+                while await self.reap_once(server, worker):
+                    pass
+            except REDIS_DOWN:
+                pass  # the lease loop reports it
+            except Exception:
+                logger.exception("reaping dead replicas failed")
+
+    async def reap_once(self, server: A2AServer, worker: PushWorker | None = None) -> bool:
+        """Fail the running tasks of one dead replica, if there is one; ``True`` if so."""
+        claim_ms = int(max(self.lease_ttl, 5.0) * 1000)
+        found = await self._claim(
+            keys=[self.keys.replicas], args=[self.replica_id, claim_ms, self.keys.prefix]
+        )
+        if not found:
+            return False
+        dead = bytes(found[0]).decode()
+        task_ids = sorted(bytes(t).decode() for t in found[1])
+        logger.warning(
+            "replica %s lost its lease; failing its %d running task(s)", dead, len(task_ids)
+        )
+        limiter = anyio.CapacityLimiter(32)
+
+        async def fail(task_id: str) -> None:
+            async with limiter:
+                try:
+                    await self._fail_lost(server, dead, task_id)
+                except REDIS_DOWN:
+                    raise
+                except Exception:
+                    # Left in the dead replica's set: the next reaper round tries again.
+                    logger.exception("could not fail task %s of lost replica %s", task_id, dead)
+
+        async with anyio.create_task_group() as group:
+            for task_id in task_ids:
+                group.start_soon(fail, task_id)
+        if worker is not None:
+            taken = await worker.take_over(dead)
+            if taken:
+                logger.info("took over %d push jobs of replica %s", taken, dead)
+        await self._release(keys=[self.keys.replicas], args=[dead, self.keys.prefix, "1"])
+        return True
+
+    async def _fail_lost(self, server: A2AServer, dead: str, task_id: str) -> None:
+        stored = await self.store.get(task_id)
+        if stored is None or stored.task.status.state not in RUNNING_STATES:
+            await self.redis.srem(self.keys.owned(dead), task_id)
+            return
+        task = stored.task
+        writer = TaskWriter(server.runtime, stored)
+        message = agent_message(HOST_LOST_TEXT, task_id=task.id, context_id=task.context_id)
+        if await writer.status(TaskState.FAILED, message):
+            self.reaped += 1
+
+    # -- cancel across replicas ----------------------------------------------------------
+
+    async def _closed_listener(self, server: A2AServer) -> None:
+        delay = 0.05
+        while True:
+            client = dedicated_client(self.redis)
+            pubsub = client.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self.keys.closed_channel)
+                delay = 0.05
+                while True:
+                    message = await pubsub.get_message(timeout=None)
+                    if message is not None and message.get("type") == "message":
+                        self._on_closed(server, bytes(message["data"]).decode())
+            except REDIS_DOWN as exc:
+                logger.warning("cancel listener lost Redis (%s); reconnecting", exc)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+            except Exception:
+                logger.exception("cancel listener failed; restarting it")
+                await anyio.sleep(1.0)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]
+                    await client.aclose()
+
+    @staticmethod
+    def _on_closed(server: A2AServer, task_id: str) -> None:
+        execution = server.runtime.executions.get(task_id)
+        if execution is None:
+            return
+        writer = execution.context.writer
+        if writer is not None and writer.task.status.state not in TERMINAL_STATES:
+            # Finished by someone else (a cancel, or a reaper): stop the agent here.
+            logger.info("task %s was finished elsewhere; cancelling its agent here", task_id)
+            execution.cancel_soon()
+
+    # -- sweep -----------------------------------------------------------------------------
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await anyio.sleep(self.sweep_interval)
+            try:
+                await self.store.sweep()
+            except REDIS_DOWN:
+                pass  # the lease loop reports it
+            except Exception:
+                logger.exception("sweeping expired tasks failed")

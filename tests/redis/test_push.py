@@ -1,0 +1,159 @@
+"""Push configs and push delivery through the consumer group, against a real Redis."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+from redis.asyncio import Redis
+from redis_harness import Receiver
+
+from a2a_core.server import PushTarget, WebhookPushSender
+from a2a_core.server.memory_push import PushConfigLimitError
+from a2a_core.types import (
+    StreamResponse,
+    Task,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
+from a2a_redis import PushWorker, RedisPushConfigStore, RedisPushQueue
+from a2a_redis.push import GROUP
+
+pytestmark = pytest.mark.anyio
+
+
+def event(task_id: str, n: int) -> StreamResponse:
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(
+            task_id=task_id,
+            context_id="c",
+            status=TaskStatus(state=TaskState.WORKING),
+            metadata={"n": n},
+        )
+    )
+
+
+def config(
+    task_id: str, url: str, config_id: str = "", token: str = ""
+) -> TaskPushNotificationConfig:
+    return TaskPushNotificationConfig(task_id=task_id, id=config_id, url=url, token=token)
+
+
+async def test_config_store_is_shared_and_keeps_the_rules(
+    redis: Redis, redis_url: str, prefix: str
+) -> None:
+    one = RedisPushConfigStore(redis, prefix=prefix, max_configs_per_task=3)
+    other_client = Redis.from_url(redis_url)
+    try:
+        two = RedisPushConfigStore(other_client, prefix=prefix, max_configs_per_task=3)
+        first = await one.set(config("t", "https://a.example/1"))
+        assert first.id == "t"  # a task's first config gets the task id
+        second = await two.set(config("t", "https://a.example/2"), legacy_v0_3=True)
+        assert second.id not in ("", "t")
+        await one.set(config("t", "https://a.example/3", "named"))
+        with pytest.raises(PushConfigLimitError):
+            await two.set(config("t", "https://a.example/4", "fourth"))
+        replaced = await two.set(config("t", "https://a.example/1b", "t"))  # upsert
+        assert [c.url for c in await one.list_configs("t")] == [
+            "https://a.example/1b",
+            "https://a.example/2",
+            "https://a.example/3",
+        ]
+        assert await one.get("t", "t") == replaced
+        assert [t.legacy_v0_3 for t in await one.targets("t")] == [False, True, False]
+        await two.delete("t", second.id)
+        await two.delete("t", "unknown")
+        assert [c.id for c in await one.list_configs("t")] == ["t", "named"]
+        assert await one.get("t", second.id) is None
+        await one.delete_task("t")
+        assert await two.list_configs("t") == []
+        assert await two.targets("nothing") == []
+    finally:
+        await other_client.aclose()
+
+
+async def _worker(
+    redis: Redis, prefix: str, name: str, **options: float
+) -> AsyncIterator[PushWorker]:
+    async with WebhookPushSender(allow_hosts=["127.0.0.1/32"], retries=0) as sender:
+        worker = PushWorker(redis, sender, prefix=prefix, consumer=name, **options)  # type: ignore[arg-type]
+        async with anyio.create_task_group() as group:
+            await group.start(worker.run)
+            yield worker
+            group.cancel_scope.cancel()
+
+
+worker_of = contextlib.asynccontextmanager(_worker)
+
+
+async def test_each_event_is_delivered_once_by_some_replica(redis: Redis, prefix: str) -> None:
+    queue = RedisPushQueue(redis, prefix=prefix)
+    async with Receiver().running() as receiver:
+        receiver.expect = 60
+        targets = [PushTarget(config("t0", receiver.url, "c", token="secret"))]
+        async with worker_of(redis, prefix, "one") as one, worker_of(redis, prefix, "two") as two:
+            for n in range(60):
+                task_id = f"t{n % 6}"
+                task = Task(id=task_id, context_id="c", status=TaskStatus(state=TaskState.WORKING))
+                await queue.deliver(targets, event(task_id, n), task)
+            with anyio.fail_after(10):
+                await receiver.arrived.wait()
+            await anyio.sleep(0.2)  # anything delivered twice would arrive by now
+            assert one.sender.delivered + two.sender.delivered == 60
+        numbers = sorted(int(b["statusUpdate"]["metadata"]["n"]) for b in receiver.bodies)  # type: ignore[index]
+        assert numbers == list(range(60))
+        assert set(receiver.tokens) == {"secret"}
+        # Every event of each task arrived (in order within a worker, not across workers).
+        per_task = [
+            int(b["statusUpdate"]["metadata"]["n"])  # type: ignore[index]
+            for b in receiver.bodies
+            if b["statusUpdate"]["taskId"] == "t3"  # type: ignore[index]
+        ]
+        assert len(per_task) == 10
+        # Acknowledged jobs leave the stream.
+        assert await redis.xlen(queue.keys.push_queue) == 0
+
+
+async def test_jobs_of_a_dead_consumer_are_taken_over(redis: Redis, prefix: str) -> None:
+    queue = RedisPushQueue(redis, prefix=prefix)
+    async with Receiver().running() as receiver:
+        receiver.expect = 8
+        targets = [PushTarget(config("t", receiver.url, "c"))]
+        task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+        await redis.xgroup_create(queue.keys.push_queue, GROUP, id="0", mkstream=True)
+        for n in range(8):
+            await queue.deliver(targets, event("t", n), task)
+        # A replica took the jobs, then died before delivering them.
+        taken = await redis.xreadgroup(GROUP, "dead", {queue.keys.push_queue: ">"}, count=4)
+        assert len(taken[0][1]) == 4
+        async with worker_of(redis, prefix, "alive", claim_idle=60) as alive:
+            with anyio.fail_after(5):
+                while len(receiver.bodies) < 4:  # the others went to the live worker
+                    await anyio.sleep(0.02)
+            assert await alive.take_over("dead") == 4  # what the reaper does
+            with anyio.fail_after(5):
+                await receiver.arrived.wait()
+        numbers = sorted(int(b["statusUpdate"]["metadata"]["n"]) for b in receiver.bodies)  # type: ignore[index]
+        assert numbers == list(range(8))
+        consumers = await redis.xinfo_consumers(queue.keys.push_queue, GROUP)
+        assert {c["name"] for c in consumers} == {b"alive"}
+
+
+async def test_idle_jobs_are_claimed_without_a_reaper(redis: Redis, prefix: str) -> None:
+    queue = RedisPushQueue(redis, prefix=prefix)
+    async with Receiver().running() as receiver:
+        receiver.expect = 3
+        targets = [PushTarget(config("t", receiver.url, "c"))]
+        task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+        await redis.xgroup_create(queue.keys.push_queue, GROUP, id="0", mkstream=True)
+        for n in range(3):
+            await queue.deliver(targets, event("t", n), task)
+        await redis.xreadgroup(GROUP, "vanished", {queue.keys.push_queue: ">"}, count=3)
+        async with worker_of(redis, prefix, "alive", claim_idle=0.3):
+            with anyio.fail_after(5):
+                await receiver.arrived.wait()
+        assert len(receiver.bodies) == 3
