@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import anyio
@@ -17,6 +18,7 @@ from a2a_core.server import A2AServer
 __all__ = ["A2AStarlette", "put_base_url", "put_identity", "put_metadata"]
 
 _STATE_KEY = "a2a"
+_NO_OVERRIDES: Mapping[str, Any] = MappingProxyType({})
 
 
 def _overrides(scope: Scope) -> dict[str, Any]:
@@ -123,7 +125,9 @@ class A2AStarlette:
             await _send_response(response, send, head=scope["method"] == "HEAD")
 
     async def _request(self, scope: Scope, receive: Receive) -> HttpRequest:
-        overrides = _overrides(scope)
+        # Read only: creating the state dicts on every request is for the put_* helpers.
+        state = scope.get("state")
+        overrides: Mapping[str, Any] = (state.get(_STATE_KEY) if state else None) or _NO_OVERRIDES
         root = scope.get("root_path", "")
         raw = scope.get("raw_path") or scope["path"].encode()
         path = raw.decode("latin-1").split("?", 1)[0]
@@ -140,7 +144,7 @@ class A2AStarlette:
             body=await _read_body(receive, self.server.max_body_size + 1),
             identity=_identity(scope, overrides),
             base_url=base_url,
-            metadata=overrides.get("metadata") or {},
+            metadata=overrides.get("metadata") or _NO_OVERRIDES,
         )
 
 
@@ -165,15 +169,19 @@ def _derived_base_url(scope: Scope) -> str:
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
     """Read the body, keeping at most ``limit`` bytes (the core answers an oversized body)."""
+    message = await receive()
+    if message["type"] == "http.request" and not message.get("more_body", False):
+        whole: bytes = message.get("body", b"")  # the usual case: one message, no copy
+        return whole[:limit]
     body = bytearray()
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             break
         if len(body) < limit:
             body += message.get("body", b"")[: limit - len(body)]
         if not message.get("more_body", False):
             break
+        message = await receive()
     return bytes(body)
 
 

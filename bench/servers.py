@@ -1,0 +1,610 @@
+"""The servers the benchmarks drive, one per process: ours, the official SDK's, bare ones.
+
+    uv run python bench/servers.py KIND --port N [--stack h11|httptools] [--cpu 0]
+
+Kinds:
+
+- ``a2a-starlette``: :class:`A2AServer` behind ``A2AStarlette`` (plain ASGI) on uvicorn;
+- ``a2a-aiohttp``: :class:`A2AServer` behind ``add_routes`` on aiohttp;
+- ``sdk``: the official ``a2a-sdk`` server (its JSON-RPC, REST and card routes on one
+  Starlette app, ``DefaultRequestHandler``, ``InMemoryTaskStore``) on uvicorn;
+- ``bare-starlette`` / ``bare-aiohttp``: the ceiling. A framework endpoint per scenario that
+  decodes the same request body with msgspec and answers a fixed, pre-encoded result; the
+  same card bytes (with ETag, 304 on ``If-None-Match``); SSE endpoints that write frames of
+  the same shape, one stream or fanned out to many subscribers.
+
+Every A2A server runs the same agent (see :class:`BenchAgent` and :class:`SdkExecutor`):
+
+- ``stream N``: one artifact in N chunks (``append``/``lastChunk``), then completed;
+- ``hold N``: working, then waits until released, then streams N chunks and completes
+  (the fan-out scenario subscribes its clients while the task is held);
+- ``release TASK_ID``: releases a held task; answered with a message;
+- anything else: echo (a completed task with the text as its artifact).
+
+``--stack`` picks uvicorn's HTTP parser and event loop: ``h11`` (pure Python h11 on the
+asyncio loop, what ``pip install uvicorn`` gives) or ``httptools`` (httptools on uvloop,
+what ``uvicorn[standard]`` picks). aiohttp always uses its own C parser on the asyncio loop.
+``--cpu`` pins the process to one core. The server listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import os
+import resource
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import msgspec
+
+HOST = "127.0.0.1"
+KINDS = ("a2a-starlette", "a2a-aiohttp", "sdk", "bare-starlette", "bare-aiohttp")
+STACKS = ("h11", "httptools")
+CARD_PATH = "/.well-known/agent-card.json"
+
+
+def raise_fd_limit() -> None:
+    """Allow as many open files as the hard limit does (idle-subscriber benchmarks)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def chunk_text(i: int) -> str:
+    """The text of chunk ``i`` of a streamed artifact (the same for every server)."""
+    return f"chunk {i}"
+
+
+# --- ours --------------------------------------------------------------------------------
+
+
+def our_server(base_url: str) -> Any:
+    """The A2AServer of the benchmarks (in-memory store and event log, default bounds)."""
+    import anyio
+
+    from a2a_core.server import A2AServer, TaskContext
+    from a2a_core.server.agent import new_id
+    from a2a_core.types import (
+        AgentCapabilities,
+        AgentCard,
+        AgentSkill,
+        Message,
+        Part,
+        Role,
+    )
+
+    gates: dict[str, anyio.Event] = {}
+
+    async def stream(ctx: TaskContext, count: int) -> None:
+        artifact_id = await ctx.artifact(chunk_text(0), name="story", last_chunk=count == 1)
+        for i in range(1, count):
+            await ctx.artifact(
+                chunk_text(i), artifact_id=artifact_id, append=True, last_chunk=i == count - 1
+            )
+        await ctx.complete()
+
+    async def agent(ctx: TaskContext) -> Any:
+        command, _, rest = ctx.text.partition(" ")
+        if command == "stream":
+            await stream(ctx, int(rest))
+            return None
+        if command == "hold":
+            await ctx.working()
+            gate = gates.setdefault(ctx.task_id, anyio.Event())
+            await gate.wait()
+            gates.pop(ctx.task_id, None)
+            await stream(ctx, int(rest))
+            return None
+        if command == "release":
+            gates.setdefault(rest, anyio.Event()).set()
+            return Message(message_id=new_id(), role=Role.AGENT, parts=[Part(text="released")])
+        return ctx.text
+
+    card = AgentCard(
+        name="Bench",
+        description="Echoes the text it receives; streams chunks on request.",
+        supported_interfaces=[],
+        version="1.0.0",
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id="echo",
+                name="Echo",
+                description="Echoes the message text.",
+                tags=["echo"],
+                examples=["hello"],
+            )
+        ],
+    )
+    # A fixed Last-Modified, so that every process serves the very same card bytes.
+    modified = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    return A2AServer(agent, card=card, base_url=base_url, last_modified=modified)
+
+
+def card_response(base_url: str) -> tuple[bytes, list[tuple[str, str]]]:
+    """Our card's bytes and headers, for the bare endpoints to serve the very same."""
+    from a2a_core.http import HttpRequest, HttpResponse
+
+    server = our_server(base_url)
+    reply = server.protocol.receive_request(HttpRequest("GET", CARD_PATH))
+    assert isinstance(reply, HttpResponse)
+    assert reply.status == 200
+    return reply.body, list(reply.headers)
+
+
+def run_uvicorn(app: Any, port: int, stack: str) -> None:
+    import uvicorn
+
+    loop = "uvloop" if stack == "httptools" else "asyncio"
+    uvicorn.run(
+        app,
+        host=HOST,
+        port=port,
+        http=stack,
+        loop=loop,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        backlog=4096,
+        timeout_keep_alive=30,
+    )
+
+
+def run_aiohttp(app: Any, port: int) -> None:
+    from aiohttp import web
+
+    web.run_app(app, host=HOST, port=port, print=None, access_log=None, backlog=4096)
+
+
+def serve_a2a_starlette(port: int, stack: str) -> None:
+    from a2a_starlette import A2AStarlette
+
+    run_uvicorn(A2AStarlette(our_server(f"http://{HOST}:{port}")), port, stack)
+
+
+def serve_a2a_aiohttp(port: int) -> None:
+    from aiohttp import web
+
+    from a2a_aiohttp import add_routes
+
+    app = web.Application()
+    add_routes(app, our_server(f"http://{HOST}:{port}"))
+    run_aiohttp(app, port)
+
+
+# --- the official SDK --------------------------------------------------------------------
+
+
+def sdk_app(base_url: str) -> Any:
+    """The official SDK's server: JSON-RPC (v1.0 and v0.3), REST and the card, one app."""
+    from a2a.helpers.proto_helpers import new_task_from_user_message
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes import (
+        create_agent_card_routes,
+        create_jsonrpc_routes,
+        create_rest_routes,
+    )
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types import (
+        AgentCapabilities,
+        AgentCard,
+        AgentInterface,
+        AgentSkill,
+        Message,
+        Part,
+        Role,
+    )
+    from starlette.applications import Starlette
+
+    gates: dict[str, asyncio.Event] = {}
+
+    class SdkExecutor(AgentExecutor):
+        """The same agent as ours, on the SDK's executor API."""
+
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            text = context.get_user_input()
+            command, _, rest = text.partition(" ")
+            if command == "release":
+                gates.setdefault(rest, asyncio.Event()).set()
+                await event_queue.enqueue_event(
+                    Message(
+                        message_id=str(uuid.uuid4()),
+                        role=Role.ROLE_AGENT,
+                        parts=[Part(text="released")],
+                        context_id=context.context_id or "",
+                    )
+                )
+                return
+            task = context.current_task
+            if task is None:
+                assert context.message is not None
+                task = new_task_from_user_message(context.message)
+                await event_queue.enqueue_event(task)
+            updater = TaskUpdater(event_queue, task.id, task.context_id)
+            if command in ("stream", "hold"):
+                if command == "hold":
+                    await updater.start_work()
+                    gate = gates.setdefault(task.id, asyncio.Event())
+                    await gate.wait()
+                    gates.pop(task.id, None)
+                count = int(rest)
+                artifact_id = str(uuid.uuid4())
+                for i in range(count):
+                    await updater.add_artifact(
+                        [Part(text=chunk_text(i))],
+                        artifact_id=artifact_id,
+                        name="story" if i == 0 else None,
+                        append=i > 0,
+                        last_chunk=i == count - 1,
+                    )
+                await updater.complete()
+                return
+            await updater.add_artifact([Part(text=text)])
+            await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    interfaces = [
+        AgentInterface(url=f"{base_url}/", protocol_binding="JSONRPC", protocol_version="1.0"),
+        AgentInterface(url=base_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+    ]
+    card = AgentCard(
+        name="Bench",
+        description="Echoes the text it receives; streams chunks on request.",
+        supported_interfaces=interfaces,
+        version="1.0.0",
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[
+            AgentSkill(
+                id="echo",
+                name="Echo",
+                description="Echoes the message text.",
+                tags=["echo"],
+                examples=["hello"],
+            )
+        ],
+    )
+    handler = DefaultRequestHandler(
+        agent_executor=SdkExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+    )
+    routes = [
+        *create_agent_card_routes(card, cache_control="public, max-age=300"),
+        *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
+        *create_rest_routes(handler, enable_v0_3_compat=True),
+    ]
+    return Starlette(routes=routes)
+
+
+def serve_sdk(port: int, stack: str) -> None:
+    run_uvicorn(sdk_app(f"http://{HOST}:{port}"), port, stack)
+
+
+# --- the bare endpoints (the ceiling) ----------------------------------------------------
+
+
+class _Part(msgspec.Struct, rename="camel"):
+    text: str | None = None
+    kind: str | None = None
+
+
+class _Message(msgspec.Struct, rename="camel"):
+    message_id: str
+    role: str
+    parts: list[_Part]
+    context_id: str | None = None
+    task_id: str | None = None
+    kind: str | None = None
+
+
+class _SendParams(msgspec.Struct):
+    message: _Message
+
+
+class _Envelope(msgspec.Struct):
+    jsonrpc: str
+    id: int | str | None
+    method: str
+    params: _SendParams
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+_SEND_PARAMS = msgspec.json.Decoder(_SendParams)
+
+
+def _fixed_task(v03: bool) -> dict[str, Any]:
+    task_id, context_id = str(uuid.uuid4()), str(uuid.uuid4())
+    when = "2025-01-01T00:00:00.000Z"
+    user = {
+        "messageId": "m1",
+        "contextId": context_id,
+        "taskId": task_id,
+        "role": "user" if v03 else "ROLE_USER",
+        "parts": [{"kind": "text", "text": "hello"} if v03 else {"text": "hello"}],
+    }
+    artifact = {
+        "artifactId": str(uuid.uuid4()),
+        "parts": [{"kind": "text", "text": "hello"} if v03 else {"text": "hello"}],
+    }
+    task: dict[str, Any] = {
+        "id": task_id,
+        "contextId": context_id,
+        "status": {"state": "completed" if v03 else "TASK_STATE_COMPLETED", "timestamp": when},
+        "artifacts": [artifact],
+        "history": [user],
+    }
+    if v03:
+        user["kind"] = "message"
+        task["kind"] = "task"
+    return task
+
+
+#: The fixed replies: what our server answers to the echo request, byte for byte in shape.
+FIXED_V1 = msgspec.json.encode({"jsonrpc": "2.0", "id": 1, "result": {"task": _fixed_task(False)}})
+FIXED_V03 = msgspec.json.encode({"jsonrpc": "2.0", "id": 1, "result": _fixed_task(True)})
+FIXED_REST = msgspec.json.encode({"task": _fixed_task(False)})
+
+
+def decode_rpc(body: bytes) -> bytes:
+    """Decode a JSON-RPC SendMessage (either dialect); the fixed reply in its dialect."""
+    envelope = _ENVELOPE.decode(body)
+    return FIXED_V03 if envelope.method == "message/send" else FIXED_V1
+
+
+def decode_rest(body: bytes) -> bytes:
+    _SEND_PARAMS.decode(body)
+    return FIXED_REST
+
+
+class _ArtifactChunk(msgspec.Struct, rename="camel", omit_defaults=True):
+    artifact_id: str
+    parts: list[dict[str, str]]
+    name: str = ""
+
+
+class _ArtifactUpdate(msgspec.Struct, rename="camel", omit_defaults=True):
+    task_id: str
+    context_id: str
+    artifact: _ArtifactChunk
+    append: bool = False
+    last_chunk: bool = False
+
+
+class _StreamResult(msgspec.Struct, rename="camel"):
+    artifact_update: _ArtifactUpdate
+
+
+class _Frame(msgspec.Struct):
+    jsonrpc: str
+    id: int
+    result: _StreamResult
+
+
+class BareStream:
+    """SSE frames of the same shape as ours, encoded one by one with msgspec."""
+
+    def __init__(self) -> None:
+        self.task_id, self.context_id, self.artifact_id = (str(uuid.uuid4()) for _ in range(3))
+        self.encoder = msgspec.json.Encoder()
+
+    def frame(self, i: int, count: int) -> bytes:
+        update = _ArtifactUpdate(
+            task_id=self.task_id,
+            context_id=self.context_id,
+            artifact=_ArtifactChunk(
+                self.artifact_id, [{"text": chunk_text(i)}], name="story" if i == 0 else ""
+            ),
+            append=i > 0,
+            last_chunk=i == count - 1,
+        )
+        data = self.encoder.encode(_Frame("2.0", 1, _StreamResult(update)))
+        return b"id: %d\ndata: %s\n\n" % (i + 1, data)
+
+    def snapshot(self) -> bytes:
+        return b'id: 0\ndata: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"%s"}}}\n\n' % (
+            self.task_id.encode()
+        )
+
+
+class FanOut:
+    """Held streams for the bare fan-out scenario: subscribers queue, release writes."""
+
+    def __init__(self) -> None:
+        self.subscribers: dict[str, list[asyncio.Queue[bytes | None]]] = {}
+        self.background: set[asyncio.Task[None]] = set()
+
+    def hold(self) -> str:
+        key = str(uuid.uuid4())
+        self.subscribers[key] = []
+        return key
+
+    def subscribe(self, key: str) -> asyncio.Queue[bytes | None]:
+        queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self.subscribers[key].append(queue)
+        return queue
+
+    def release(self, key: str, count: int) -> None:
+        task = asyncio.get_running_loop().create_task(self._produce(key, count))
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
+    async def _produce(self, key: str, count: int) -> None:
+        queues = self.subscribers.pop(key, [])
+        stream = BareStream()
+        for i in range(count):
+            frame = stream.frame(i, count)
+            for queue in queues:
+                queue.put_nowait(frame)
+            await asyncio.sleep(0)  # a producer that lets the writers run, as an agent does
+        for queue in queues:
+            queue.put_nowait(None)
+
+
+async def fan_out_frames(
+    stream: BareStream, queue: asyncio.Queue[bytes | None]
+) -> AsyncIterator[bytes]:
+    yield stream.snapshot()
+    while (frame := await queue.get()) is not None:
+        yield frame
+
+
+async def single_stream_frames(count: int) -> AsyncIterator[bytes]:
+    stream = BareStream()
+    for i in range(count):
+        yield stream.frame(i, count)
+
+
+SSE_HEADERS = {"cache-control": "no-cache"}
+
+
+def bare_starlette_app(base_url: str) -> Any:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+
+    card, card_headers = card_response(base_url)
+    etag = dict(card_headers)["etag"]
+    not_modified = [(k, v) for k, v in card_headers if k != "content-type"]
+    fan_out = FanOut()
+
+    async def rpc(request: Request) -> Response:
+        return Response(decode_rpc(await request.body()), media_type="application/json")
+
+    async def rest(request: Request) -> Response:
+        return Response(decode_rest(await request.body()), media_type="application/json")
+
+    async def agent_card(request: Request) -> Response:
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=dict(not_modified))
+        return Response(card, headers=dict(card_headers))
+
+    async def stream(request: Request) -> Response:
+        count = int(request.query_params.get("n", "1000"))
+        return StreamingResponse(
+            single_stream_frames(count), media_type="text/event-stream", headers=SSE_HEADERS
+        )
+
+    async def hold(request: Request) -> Response:
+        return Response(msgspec.json.encode({"id": fan_out.hold()}), media_type="application/json")
+
+    async def subscribe(request: Request) -> Response:
+        queue = fan_out.subscribe(request.path_params["key"])
+        frames = fan_out_frames(BareStream(), queue)
+        return StreamingResponse(frames, media_type="text/event-stream", headers=SSE_HEADERS)
+
+    async def release(request: Request) -> Response:
+        count = int(request.query_params.get("n", "1000"))
+        fan_out.release(request.path_params["key"], count)
+        return Response(b"{}", media_type="application/json")
+
+    return Starlette(
+        routes=[
+            Route("/", rpc, methods=["POST"]),
+            Route("/message:send", rest, methods=["POST"]),
+            Route(CARD_PATH, agent_card, methods=["GET"]),
+            Route("/bare/stream", stream, methods=["GET"]),
+            Route("/bare/hold", hold, methods=["POST"]),
+            Route("/bare/subscribe/{key}", subscribe, methods=["GET"]),
+            Route("/bare/release/{key}", release, methods=["POST"]),
+        ]
+    )
+
+
+def bare_aiohttp_app(base_url: str) -> Any:
+    from aiohttp import web
+
+    card, card_headers = card_response(base_url)
+    etag = dict(card_headers)["etag"]
+    not_modified = [(k, v) for k, v in card_headers if k != "content-type"]
+    fan_out = FanOut()
+
+    async def rpc(request: web.Request) -> web.Response:
+        body = decode_rpc(await request.read())
+        return web.Response(body=body, content_type="application/json")
+
+    async def rest(request: web.Request) -> web.Response:
+        body = decode_rest(await request.read())
+        return web.Response(body=body, content_type="application/json")
+
+    async def agent_card(request: web.Request) -> web.Response:
+        if request.headers.get("if-none-match") == etag:
+            return web.Response(status=304, headers=not_modified)
+        return web.Response(body=card, headers=card_headers)
+
+    async def sse(request: web.Request, frames: AsyncIterator[bytes]) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"content-type": "text/event-stream", **SSE_HEADERS})
+        await response.prepare(request)
+        async for frame in frames:
+            await response.write(frame)
+        await response.write_eof()
+        return response
+
+    async def stream(request: web.Request) -> web.StreamResponse:
+        return await sse(request, single_stream_frames(int(request.query.get("n", "1000"))))
+
+    async def hold(request: web.Request) -> web.Response:
+        return web.json_response({"id": fan_out.hold()})
+
+    async def subscribe(request: web.Request) -> web.StreamResponse:
+        queue = fan_out.subscribe(request.match_info["key"])
+        return await sse(request, fan_out_frames(BareStream(), queue))
+
+    async def release(request: web.Request) -> web.Response:
+        fan_out.release(request.match_info["key"], int(request.query.get("n", "1000")))
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_post("/", rpc)
+    app.router.add_post("/message:send", rest)
+    app.router.add_get(CARD_PATH, agent_card, allow_head=False)
+    app.router.add_get("/bare/stream", stream, allow_head=False)
+    app.router.add_post("/bare/hold", hold)
+    app.router.add_get("/bare/subscribe/{key}", subscribe, allow_head=False)
+    app.router.add_post("/bare/release/{key}", release)
+    return app
+
+
+# --- main --------------------------------------------------------------------------------
+
+
+def serve(kind: str, port: int, stack: str) -> None:
+    base_url = f"http://{HOST}:{port}"
+    if kind == "a2a-starlette":
+        serve_a2a_starlette(port, stack)
+    elif kind == "a2a-aiohttp":
+        serve_a2a_aiohttp(port)
+    elif kind == "sdk":
+        serve_sdk(port, stack)
+    elif kind == "bare-starlette":
+        run_uvicorn(bare_starlette_app(base_url), port, stack)
+    elif kind == "bare-aiohttp":
+        run_aiohttp(bare_aiohttp_app(base_url), port)
+    else:
+        raise SystemExit(f"unknown server kind {kind!r}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("kind", choices=KINDS)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--stack", choices=STACKS, default="h11")
+    parser.add_argument("--cpu", type=int, help="pin this process to one core")
+    args = parser.parse_args()
+    if args.cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.cpu})
+    raise_fd_limit()
+    serve(args.kind, args.port, args.stack)
+
+
+if __name__ == "__main__":
+    main()
