@@ -184,16 +184,26 @@ def run_subscriber_case(spec_json: str) -> None:
     print(json.dumps(asyncio.run(subscribe_all(spec))))
 
 
-def measure_subscribers(server_key: str, count: int) -> dict[str, Any]:
+def measure_subscribers(
+    server_key: str, count: int, baseline: Path | None = None
+) -> dict[str, Any]:
     sys.path.insert(0, str(BENCH))
+    import dataclasses
+
     import run as bench
 
-    server = next(s for s in bench.SERVERS if s.key == server_key)
+    before = server_key.endswith("-before")
+    server = next(s for s in bench.SERVERS if s.key == server_key.removesuffix("-before"))
+    if before:
+        server = dataclasses.replace(server, key=server_key, baseline=True)
     pin = bench.can_pin()
     templates = bench.stream_templates(server.family)
     with (
         tempfile.TemporaryDirectory() as logs,
-        bench.running_server(server, pin=pin, log_dir=Path(logs)) as (port, pid),
+        bench.running_server(server, pin=pin, log_dir=Path(logs), baseline=baseline) as (
+            port,
+            pid,
+        ),
     ):
         spec = {
             "port": port,
@@ -224,6 +234,9 @@ def main() -> None:
     parser.add_argument("--subscribers", type=int, default=10_000)
     parser.add_argument("--only", choices=("store", "subscribers"))
     parser.add_argument("--servers", default="ours-ht,ours-h11,ours-aio,sdk-ht,bare-ht,bare-aio")
+    parser.add_argument(
+        "--baseline", type=Path, help="packages of the code before a change (KEY-before rows)"
+    )
     args = parser.parse_args()
     if args.only in (None, "store"):
         print(f"Stored tasks: {args.tasks:,} small completed tasks, RSS growth per task")
@@ -246,7 +259,7 @@ def main() -> None:
         )
         for key in [k for k in args.servers.split(",") if k]:
             try:
-                result = measure_subscribers(key, args.subscribers)
+                result = measure_subscribers(key, args.subscribers, args.baseline)
             except Exception as exc:
                 print(f"  {key:10} failed: {str(exc)[-500:]}")
                 continue

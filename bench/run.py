@@ -830,7 +830,7 @@ def plot(run: Run, path: Path) -> None:
             fontsize=9,
             loc="left",
         )
-        ax.tick_params(axis="x", labelsize=7)
+        ax.tick_params(axis="x", which="both", labelsize=7)
         for bar, value in zip(bars, values, strict=True):
             ax.text(
                 bar.get_width(),
@@ -895,6 +895,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--fanout-repeat", type=int, default=1, help="fan-outs per round (at least one)"
     )
     parser.add_argument(
+        "--render", type=Path, help="measure nothing: print a saved --json run (and --update-docs)"
+    )
+    parser.add_argument(
         "--baseline",
         type=Path,
         help="also run our servers on the packages in this directory (rows KEY-before)",
@@ -928,8 +931,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def load_run(path: Path) -> Run:
+    """A run saved by ``--json``."""
+    data = json.loads(path.read_text())
+    rows = [Row(**r) for r in data.pop("rows")]
+    baseline_rows = [Row(**r) for r in data.pop("baseline_rows", [])]
+    data["load_before"] = tuple(data["load_before"])
+    data["load_after"] = tuple(data["load_after"])
+    return Run(**data, rows=rows, baseline_rows=baseline_rows)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.render is not None:  # no measuring: print (and publish) a saved run again
+        run = load_run(args.render)
+        print(describe(run), "", render(run, markdown=args.markdown), sep="\n")
+        if args.update_docs:
+            update_docs(run)
+        return
     pin = can_pin() and not args.no_pin
     load_cpu = LOAD_CPU if pin else None
     load = wait_for_idle(args.wait_idle, 0.5) if args.wait_idle else os.getloadavg()

@@ -65,7 +65,12 @@ class _Handler:
         base_url = request.get(_BASE_URL_KEY)
         if base_url is None and self.trust_host_header:
             base_url = f"{request.scheme}://{request.host}{prefix}"
-        body = await _read_body(request, self.server.max_body_size + 1)
+        # No body (GET, HEAD): nothing to await (the card, GetTask, subscribe...).
+        body = (
+            await _read_body(request, self.server.max_body_size + 1)
+            if request.can_read_body
+            else b""
+        )
         core_request = HttpRequest(
             method=request.method,
             path=path or "/",
@@ -81,10 +86,8 @@ class _Handler:
         del core_request, body
         if isinstance(response, SseResponse):
             return await _stream(request, response)
-        out = web.Response(status=response.status, body=response.body)
-        for name, value in response.headers:
-            out.headers.add(name, value)
-        return out
+        # All headers at once (pairs: repeated names kept), cheaper than one add() each.
+        return web.Response(status=response.status, body=response.body, headers=response.headers)
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes:
