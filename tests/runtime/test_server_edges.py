@@ -78,3 +78,32 @@ async def test_a_store_passed_in_drops_logs_and_webhooks_of_evicted_tasks() -> N
                 await anyio.sleep(0.01)
         missing = await client.error("GetTask", {"id": task["id"]})
     assert missing["code"] == -32001
+
+
+async def test_shutdown_cancels_running_agents_and_waits_for_them() -> None:
+    started = anyio.Event()
+    unwound: list[str] = []
+
+    async def forever(ctx: TaskContext) -> None:
+        await ctx.working("on it")
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.01)  # cleanup that takes a turn of the loop
+                unwound.append(ctx.task_id)
+
+    server = A2AServer(forever, card=make_card())
+    with anyio.fail_after(5):
+        async with server:
+            client = Client(server)
+            params = {"message": user_message("x"), "configuration": {"returnImmediately": True}}
+            task = (await client.result("SendMessage", params))["task"]
+            await started.wait()
+        # The server left only after the agent had unwound; the task stays as last written.
+        assert unwound == [task["id"]]
+        stored = await server.runtime.store.get(task["id"])
+    assert stored is not None
+    assert stored.task.status.state.name == "WORKING"
+    assert server.runtime.executions == {}

@@ -41,6 +41,7 @@ from a2a_core.jsonrpc import Operation
 from a2a_core.lifecycle import task_view
 from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
 from a2a_core.rest import JSON_CONTENT_TYPE
+from a2a_core.server._background import Background
 from a2a_core.server.agent import Agent, Invocation, new_id
 from a2a_core.server.context import TaskWriter
 from a2a_core.server.events import EventLog
@@ -197,6 +198,7 @@ class A2AServer:
             push_enabled=self.push_enabled,
         )
         self._task_group: TaskGroup | None = None
+        self._background: Background | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
 
     async def _forget_task(self, task_id: str) -> None:
@@ -226,6 +228,7 @@ class A2AServer:
             for service in self.services:
                 await stack.enter_async_context(service(self))
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
+            self._background = Background(self._task_group)
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -239,12 +242,17 @@ class A2AServer:
         tb: TracebackType | None,
     ) -> None:
         stack, self._exit_stack = self._exit_stack, None
-        if self._task_group is not None:
-            # Running agents are cancelled at shutdown; their tasks stay as last written.
-            self._task_group.cancel_scope.cancel()
-        self._task_group = None
-        if stack is not None:
-            await stack.__aexit__(exc_type, exc, tb)
+        background, self._background = self._background, None
+        try:
+            if background is not None:
+                # Running agents are cancelled at shutdown; their tasks stay as last written.
+                await background.aclose()
+        finally:
+            if self._task_group is not None:
+                self._task_group.cancel_scope.cancel()
+            self._task_group = None
+            if stack is not None:
+                await stack.__aexit__(exc_type, exc, tb)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, *_: Any) -> AsyncIterator[None]:
@@ -342,16 +350,16 @@ class A2AServer:
             raise TaskNotFoundError(metadata={"taskId": task_id[:128]})
         return stored
 
-    def _require_running(self) -> TaskGroup:
-        if self._task_group is None:
+    def _require_running(self) -> Background:
+        if self._background is None:
             raise LocalProtocolError(
                 "A2AServer is not running: enter it (`async with server:`) or use the "
                 "adapter's lifespan before serving requests"
             )
-        return self._task_group
+        return self._background
 
     async def _start(self, call: Call, request: SendMessageRequest, *, eager: bool) -> Execution:
-        task_group = self._require_running()
+        background = self._require_running()
         config = request.configuration
         webhook = config.task_push_notification_config if config is not None else None
         if webhook is not None and self.push_enabled:
@@ -385,7 +393,7 @@ class A2AServer:
         )
         execution = Execution(self.runtime, invocation, eager=eager or existing is not None)
         self.runtime.executions[task_id] = execution
-        task_group.start_soon(execution.run)
+        background.start(execution)
         return execution
 
     def _result_of(self, execution: Execution, history_length: int | None) -> SendMessageResponse:

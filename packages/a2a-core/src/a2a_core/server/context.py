@@ -22,7 +22,8 @@ from a2a_core.errors import LocalProtocolError, TaskNotCancelableError
 from a2a_core.lifecycle import apply_event
 from a2a_core.server._sync import Signal
 from a2a_core.server.agent import Invocation, agent_message, new_id, to_parts
-from a2a_core.server.store import ConcurrentUpdateError, StoredTask
+from a2a_core.server.events import ImmediateEventLog
+from a2a_core.server.store import ConcurrentUpdateError, ImmediateTaskStore, StoredTask
 from a2a_core.types import (
     TERMINAL_STATES,
     Artifact,
@@ -89,11 +90,48 @@ class TaskWriter:
         ``before`` transforms the task first, in the same write (a follow-up message goes
         into the history together with the status change it causes).
         """
+        immediate = self._runtime.immediate(self._stored.task.id)
+        if immediate is not None and not self._lock.locked():
+            # Nothing below suspends, so nothing can interleave: no lock, no shield.
+            store, log = immediate
+            try:
+                emitted = self._emit_now(event, before, store, log)
+            except (ConcurrentUpdateError, LocalProtocolError):
+                pass  # another writer got there first: the general path below sorts it out
+            else:
+                if store.evictions_pending:
+                    await store.notify_evicted()
+                return emitted
         emitted = False
         with anyio.CancelScope(shield=True):
             async with self._lock:
                 emitted = await self._emit_locked(event, before)
         return emitted
+
+    def _emit_now(
+        self,
+        event: StreamResponse,
+        before: Callable[[Task], Task] | None,
+        store: ImmediateTaskStore,
+        log: ImmediateEventLog,
+    ) -> bool:
+        current = self._stored.task
+        if current.status.state in TERMINAL_STATES:
+            logger.debug("dropped an event for terminal task %s", current.id)
+            return False
+        updated = apply_event(before(current) if before else current, event)
+        seq = log.append_now(updated.id, event)
+        self._stored = store.save_now(updated, expected_version=self._stored.version, last_seq=seq)
+        if updated.status.state in TERMINAL_STATES:
+            log.close_now(updated.id)
+        self._changed_to(updated)
+        return True
+
+    def _changed_to(self, updated: Task) -> None:
+        changed, self._changed = self._changed, Signal()
+        changed.set()
+        for listener in self._listeners:
+            listener(updated)
 
     async def _emit_locked(
         self, event: StreamResponse, before: Callable[[Task], Task] | None
@@ -126,10 +164,7 @@ class TaskWriter:
         if updated.status.state in TERMINAL_STATES:
             await runtime.events.close(updated.id)
         await runtime.notify_push(updated, event)
-        changed, self._changed = self._changed, Signal()
-        changed.set()
-        for listener in self._listeners:
-            listener(updated)
+        self._changed_to(updated)
         return True
 
     async def _write(self, updated: Task, event: StreamResponse) -> StoredTask:

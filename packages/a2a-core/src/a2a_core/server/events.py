@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from a2a_core.types import StreamResponse
 
-__all__ = ["EventLog", "LoggedEvent"]
+__all__ = ["EventLog", "ImmediateEventLog", "LoggedEvent"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,4 +57,18 @@ class EventLog(Protocol):
 
     async def forget(self, task_id: str) -> None:
         """Drop a task's log (the task was evicted); its followers end."""
+        ...
+
+
+@runtime_checkable
+class ImmediateEventLog(EventLog, Protocol):
+    """An event log whose writes complete without waiting, in process memory (optional;
+    see :class:`~a2a_core.server.store.ImmediateTaskStore` for why)."""
+
+    def append_now(self, task_id: str, event: StreamResponse) -> int:
+        """``append``, without waiting."""
+        ...
+
+    def close_now(self, task_id: str) -> None:
+        """``close``, without waiting."""
         ...

@@ -30,7 +30,7 @@ import msgspec
 from a2a_core.errors import LocalProtocolError
 from a2a_core.types import StreamResponse
 
-from .events import EventLog, LoggedEvent
+from .events import ImmediateEventLog, LoggedEvent
 
 __all__ = ["InMemoryEventLog"]
 
@@ -59,7 +59,7 @@ class _Log:
             self.wakeup = None
 
 
-class InMemoryEventLog(EventLog):
+class InMemoryEventLog(ImmediateEventLog):
     """Per-task event logs in process memory, with retention of closed logs.
 
     :param retention: seconds a closed log stays readable after :meth:`close`, for
@@ -104,6 +104,10 @@ class InMemoryEventLog(EventLog):
         Raises :class:`LocalProtocolError` if the log is closed: nothing follows a terminal
         state, and a late event is a bug in the caller, not something to store.
         """
+        return self.append_now(task_id, event)
+
+    def append_now(self, task_id: str, event: StreamResponse) -> int:
+        """:meth:`append`, without the coroutine (every log operation is immediate)."""
         self._expire()
         # Encode before touching the log (encoding may fail); encode_into + copy gives a
         # blob of exactly the encoded size, where `encode` leaves spare capacity.
@@ -120,6 +124,10 @@ class InMemoryEventLog(EventLog):
 
     async def close(self, task_id: str) -> None:
         """Close the log (idempotent): followers end once they have read every event."""
+        self.close_now(task_id)
+
+    def close_now(self, task_id: str) -> None:
+        """:meth:`close`, without the coroutine."""
         self._expire()
         log = self._logs.get(task_id)
         if log is None:

@@ -80,6 +80,10 @@ class InMemoryPushConfigStore:
         """Every config of a task, in creation order."""
         return [target.config for target in self._tasks.get(task_id, {}).values()]
 
+    def has_targets(self, task_id: str) -> bool:
+        """Whether the task has any config (the task writer's fast path asks, unawaited)."""
+        return task_id in self._tasks
+
     async def targets(self, task_id: str) -> list[PushTarget]:
         """Every config of a task with its dialect, for delivery."""
         return list(self._tasks.get(task_id, {}).values())

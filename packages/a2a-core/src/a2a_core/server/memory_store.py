@@ -38,12 +38,12 @@ from a2a_core.types import Task, TaskState
 
 from .store import (
     ConcurrentUpdateError,
+    ImmediateTaskStore,
     InvalidPageTokenError,
     StoredTask,
     TaskExistsError,
     TaskPage,
     TaskQuery,
-    TaskStore,
     VisibleFilter,
 )
 
@@ -113,7 +113,7 @@ class _Record:
         self.terminal_since: float | None = None
 
 
-class InMemoryTaskStore(TaskStore):
+class InMemoryTaskStore(ImmediateTaskStore):
     """Tasks in process memory, encoded, bounded, with cursor-paged ListTasks.
 
     :param ttl: seconds a terminal task is kept after it became terminal (``None``: until
@@ -170,7 +170,7 @@ class InMemoryTaskStore(TaskStore):
     async def get(self, task_id: str) -> StoredTask | None:
         """The stored task (a fresh copy), or ``None`` when unknown or expired."""
         self._evict()
-        await self._notify_evicted()
+        await self.notify_evicted()
         record = self._records.get(task_id)
         if record is None:
             return None
@@ -183,6 +183,13 @@ class InMemoryTaskStore(TaskStore):
 
     async def create(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
         """Store a new task at version 1; :class:`TaskExistsError` if the id is taken."""
+        stored = self.create_now(task, tenant=tenant, last_seq=last_seq)
+        await self.notify_evicted()
+        return stored
+
+    def create_now(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
+        """:meth:`create` without waiting; ``on_evict`` hooks wait for
+        :meth:`notify_evicted`."""
         self._evict()
         if task.id in self._records:
             raise TaskExistsError(task.id)
@@ -191,12 +198,17 @@ class InMemoryTaskStore(TaskStore):
         self._records[task.id] = record
         self._index(record)
         self._evict()
-        await self._notify_evicted()
         return StoredTask(task=task, version=record.version, last_seq=last_seq, tenant=tenant)
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """Replace the task if it is still at ``expected_version``, else
         :class:`ConcurrentUpdateError` (also when it is gone: deleted or evicted)."""
+        stored = self.save_now(task, expected_version=expected_version, last_seq=last_seq)
+        await self.notify_evicted()
+        return stored
+
+    def save_now(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
+        """:meth:`save` without waiting; ``on_evict`` hooks wait for :meth:`notify_evicted`."""
         self._evict()
         record = self._records.get(task.id)
         if record is None:
@@ -212,10 +224,14 @@ class InMemoryTaskStore(TaskStore):
             record.key, record.context_id = key, task.context_id
             self._index(record)
         self._evict()
-        await self._notify_evicted()
         return StoredTask(
             task=task, version=record.version, last_seq=last_seq, tenant=record.tenant
         )
+
+    @property
+    def evictions_pending(self) -> bool:
+        """Whether evicted tasks still wait for their ``on_evict`` hook."""
+        return bool(self._pending_evictions)
 
     async def delete(self, task_id: str) -> None:
         """Forget a task at once (no error if unknown; ``on_evict`` is not called)."""
@@ -224,7 +240,7 @@ class InMemoryTaskStore(TaskStore):
         if record is not None:
             self._remove(record)
             self._compact_terminal_queue()
-        await self._notify_evicted()
+        await self.notify_evicted()
 
     async def list_tasks(self, query: TaskQuery, visible: VisibleFilter | None = None) -> TaskPage:
         """One page of ListTasks: newest status first, filtered, then ``visible``, then paged.
@@ -242,7 +258,7 @@ class InMemoryTaskStore(TaskStore):
         if query.page_size < 1:
             raise ValueError("page_size must be at least 1")
         self._evict()
-        await self._notify_evicted()
+        await self.notify_evicted()
         scope = self._query_scope(query)
         cursor = self._read_token(query.page_token, scope) if query.page_token else None
         if query.context_id:
@@ -382,7 +398,8 @@ class InMemoryTaskStore(TaskStore):
                 if r.terminal_since is not None and self._records.get(r.key[1]) is r
             )
 
-    async def _notify_evicted(self) -> None:
+    async def notify_evicted(self) -> None:
+        """Run the ``on_evict`` hook of every task evicted so far."""
         # Pop one id at a time: if this task is cancelled mid-way, the next operation
         # notifies the rest.
         hook = self.on_evict

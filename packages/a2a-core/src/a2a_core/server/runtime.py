@@ -28,9 +28,10 @@ from a2a_core.server.agent import (
     agent_message,
 )
 from a2a_core.server.context import TaskContext, TaskWriter, utc_now
-from a2a_core.server.events import EventLog
+from a2a_core.server.events import EventLog, ImmediateEventLog
+from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.push import PushConfigStore, PushSender
-from a2a_core.server.store import LoggedTaskStore, StoredTask, TaskStore
+from a2a_core.server.store import ImmediateTaskStore, LoggedTaskStore, StoredTask, TaskStore
 from a2a_core.types import (
     TERMINAL_STATES,
     Artifact,
@@ -79,6 +80,20 @@ class Runtime:
         self.push_enabled = push_enabled
         self.executions: dict[str, Execution] = {}
         self._agent_kind: tuple[Agent, str] | None = None
+        self._immediate: tuple[ImmediateTaskStore, ImmediateEventLog] | None = None
+        if isinstance(store, ImmediateTaskStore) and isinstance(events, ImmediateEventLog):
+            self._immediate = (store, events)
+
+    def immediate(self, task_id: str) -> tuple[ImmediateTaskStore, ImmediateEventLog] | None:
+        """The store and log, when a change of this task can be recorded without waiting:
+        both are immediate (see :class:`~a2a_core.server.store.ImmediateTaskStore`) and the
+        task has no webhook to hand the change to."""
+        immediate = self._immediate
+        if immediate is not None and self.push_sender is not None:
+            configs = self.push_configs
+            if not isinstance(configs, InMemoryPushConfigStore) or configs.has_targets(task_id):
+                return None
+        return immediate
 
     def agent_kind(self) -> str:
         """How to call the agent: ``generator``, ``coroutine`` or ``sync`` (cached: the
@@ -118,6 +133,17 @@ class Runtime:
                 status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
                 history=[invocation.message],
             )
+            config = invocation.configuration
+            immediate = self.immediate(task.id)
+            if immediate is not None and (
+                config is None or config.task_push_notification_config is None
+            ):
+                store, log = immediate
+                seq = log.append_now(task.id, StreamResponse(task=task))
+                stored = store.create_now(task, tenant=call.tenant, last_seq=seq)
+                if store.evictions_pending:
+                    await store.notify_evicted()
+                return TaskWriter(self, stored)
             with anyio.CancelScope(shield=True):
                 logged = self.logged_store
                 if logged is not None:
