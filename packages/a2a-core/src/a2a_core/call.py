@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from a2a_core._base import fast_frozen_init
 from a2a_core.jsonrpc import Dialect, JsonRpcId, Operation
 from a2a_core.types import (
     CancelTaskRequest,
@@ -60,6 +61,7 @@ TENANT_METADATA_KEY: Final = "a2a.tenant"
 RESERVED_METADATA_KEYS: Final = frozenset({AUTH_METADATA_KEY, TENANT_METADATA_KEY})
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class Call:
     """One validated request, ready to authorize and execute."""
@@ -112,6 +114,8 @@ def merge_metadata(
     The client controls only ``from_call`` (``params.metadata``), so its values for reserved
     keys are dropped; the identity and tenant are then set from what the server knows.
     """
+    if not (server or per_request or from_call or tenant) and identity is None:
+        return {}  # most calls: no metadata anywhere, nothing to merge or drop
     merged = {**server, **per_request}
     merged.update((k, v) for k, v in from_call.items() if k not in RESERVED_METADATA_KEYS)
     if identity is not None:

@@ -14,6 +14,8 @@ from types import MappingProxyType
 from typing import Any
 from urllib.parse import parse_qsl
 
+from a2a_core._base import fast_frozen_init
+
 __all__ = ["Headers", "HttpRequest", "HttpResponse", "SseResponse"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -25,26 +27,35 @@ class Headers:
     Adapters pass ``(name, value)`` pairs as ``str`` or latin-1 ``bytes`` (the ASGI form).
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_first", "_items")
 
     def __init__(self, items: Iterable[tuple[str | bytes, str | bytes]] = ()) -> None:
-        # One loop without helper calls: adapters build Headers on every request.
-        pairs = []
-        for name, value in items:
-            if isinstance(name, bytes):
-                name = name.decode("latin-1")
-            if isinstance(value, bytes):
-                value = value.decode("latin-1")
-            pairs.append((name.lower(), value))
+        # Adapters build Headers on every request: the ASGI form (a list of bytes pairs) is
+        # converted in one comprehension, anything else (str pairs, mixed, other iterables)
+        # in the general loop.
+        pairs: list[tuple[str, str]] | None = None
+        if type(items) is list and items and type(items[0][0]) is bytes:
+            raw: list[tuple[bytes, bytes]] = items
+            try:
+                pairs = [(n.decode("latin-1").lower(), v.decode("latin-1")) for n, v in raw]
+            except AttributeError:  # a str among the bytes
+                pairs = None
+        if pairs is None:
+            pairs = []
+            for name, value in items:
+                if isinstance(name, bytes):
+                    name = name.decode("latin-1")
+                if isinstance(value, bytes):
+                    value = value.decode("latin-1")
+                pairs.append((name.lower(), value))
         self._items: tuple[tuple[str, str], ...] = tuple(pairs)
+        # The first value of each name, for `get` (a request asks for several headers):
+        # built from the reversed pairs so that the first occurrence is the one kept.
+        self._first: dict[str, str] = dict(reversed(pairs))
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """The first value of a header, or ``default``."""
-        key = name.lower()
-        for item_name, value in self._items:
-            if item_name == key:
-                return value
-        return default
+        return self._first.get(name.lower(), default)
 
     def get_all(self, name: str) -> list[str]:
         """Every value of a header, in order (repeated headers are not joined)."""
@@ -56,7 +67,7 @@ class Headers:
         return self._items
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and self.get(name) is not None
+        return isinstance(name, str) and name.lower() in self._first
 
     def __len__(self) -> int:
         return len(self._items)
@@ -71,6 +82,7 @@ class Headers:
         return f"Headers({list(self._items)!r})"
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class HttpRequest:
     """One HTTP request, as the adapter received it, relative to where the core is mounted."""
@@ -97,9 +109,12 @@ class HttpRequest:
 
     def query_params(self) -> list[tuple[str, str]]:
         """The decoded query parameters in order (repeated names kept)."""
+        if not self.query:
+            return []  # most requests: skip parse_qsl's argument coercion
         return parse_qsl(self.query, keep_blank_values=True)
 
 
+@fast_frozen_init
 @dataclass(frozen=True, slots=True)
 class HttpResponse:
     """A complete response: status, headers and body."""

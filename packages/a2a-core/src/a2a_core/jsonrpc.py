@@ -63,6 +63,10 @@ NotificationPolicy = Literal["reject", "ignore", "accept"]
 class Operation(enum.Enum):
     """A version-neutral A2A operation; the value is its v1.0 (canonical) method name."""
 
+    # Members are compared by identity; hashing them by identity too (a C slot, rather than
+    # Enum's hash of the name in Python) makes every dict and set lookup on them cheaper.
+    __hash__ = object.__hash__
+
     SEND_MESSAGE = "SendMessage"
     SEND_STREAMING_MESSAGE = "SendStreamingMessage"
     GET_TASK = "GetTask"

@@ -14,6 +14,10 @@ __all__ = ["INTERRUPTED_STATES", "TERMINAL_STATES", "Role", "TaskState"]
 class TaskState(enum.Enum):
     """Where a task is in its lifecycle (proto ``lf.a2a.v1.TaskState``)."""
 
+    # Members are compared by identity; hashing them by identity too (a C slot, rather than
+    # Enum's hash of the name in Python) makes every dict and set lookup on them cheaper.
+    __hash__ = object.__hash__
+
     UNSPECIFIED = "TASK_STATE_UNSPECIFIED"
     SUBMITTED = "TASK_STATE_SUBMITTED"
     WORKING = "TASK_STATE_WORKING"
@@ -37,6 +41,10 @@ class TaskState(enum.Enum):
 
 class Role(enum.Enum):
     """Who sent a message (proto ``lf.a2a.v1.Role``)."""
+
+    # Members are compared by identity; hashing them by identity too (a C slot, rather than
+    # Enum's hash of the name in Python) makes every dict and set lookup on them cheaper.
+    __hash__ = object.__hash__
 
     UNSPECIFIED = "ROLE_UNSPECIFIED"
     USER = "ROLE_USER"
