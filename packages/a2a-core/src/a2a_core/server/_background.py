@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 
 from anyio.abc import TaskGroup
 
+from a2a_core.server._sync import running_asyncio_loop
+
 if TYPE_CHECKING:
     from a2a_core.server.runtime import Execution
 
@@ -32,7 +34,7 @@ class Background:
 
     def __init__(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
-        self._loop = _asyncio_loop()
+        self._loop = running_asyncio_loop()
         self._running: dict[asyncio.Task[None], Execution] = {}
 
     def start(self, execution: Execution) -> None:
@@ -57,20 +59,3 @@ class Background:
                 execution.cancel_soon()
             await asyncio.wait(list(self._running))
 
-
-def _asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop, unless another library runs this task (as anyio tells)."""
-    try:
-        import sniffio
-    except ImportError:  # pragma: no cover - anyio then assumes asyncio too
-        pass
-    else:
-        try:
-            if sniffio.current_async_library() != "asyncio":
-                return None
-        except sniffio.AsyncLibraryNotFoundError:
-            return None
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -60,7 +60,8 @@ class TaskWriter:
         self._stored = stored
         # fast_acquire: an uncontended emit, nearly all of them, takes the lock without a
         # trip through the event loop (the critical section is shielded anyway).
-        self._lock = anyio.Lock(fast_acquire=True)
+        # Created on first use: with an immediate store and log (the defaults) it never is.
+        self._lock: anyio.Lock | None = None
         self._changed = Signal()
         self._listeners: list[Callable[[Task], None]] = []
 
@@ -91,7 +92,8 @@ class TaskWriter:
         into the history together with the status change it causes).
         """
         immediate = self._runtime.immediate(self._stored.task.id)
-        if immediate is not None and not self._lock.locked():
+        lock = self._lock
+        if immediate is not None and (lock is None or not lock.locked()):
             # Nothing below suspends, so nothing can interleave: no lock, no shield.
             store, log = immediate
             try:
@@ -103,8 +105,10 @@ class TaskWriter:
                     await store.notify_evicted()
                 return emitted
         emitted = False
+        if lock is None:
+            lock = self._lock = anyio.Lock(fast_acquire=True)
         with anyio.CancelScope(shield=True):
-            async with self._lock:
+            async with lock:
                 emitted = await self._emit_locked(event, before)
         return emitted
 
