@@ -334,6 +334,8 @@ class _ErrorResponse(msgspec.Struct):
 
 
 _ENCODER: Final = msgspec.json.Encoder()
+# A tuple, not `bytes | bytearray | memoryview`: that union would be built on every call.
+_BUFFERS: Final = (bytes, bytearray, memoryview)
 
 
 def encode_result(id: JsonRpcId, result: object) -> bytes:
@@ -343,7 +345,7 @@ def encode_result(id: JsonRpcId, result: object) -> bytes:
     already-encoded JSON value as `msgspec.Raw` or ``bytes``, which is embedded as is.
     Top-level ``bytes`` are taken as encoded JSON because no A2A result is a byte string.
     """
-    if isinstance(result, bytes | bytearray | memoryview):
+    if isinstance(result, _BUFFERS):
         result = msgspec.Raw(result)
     return _ENCODER.encode(_ResultResponse("2.0", id, result))
 

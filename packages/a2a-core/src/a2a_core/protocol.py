@@ -22,6 +22,7 @@ import dataclasses
 import datetime as _dt
 import re
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Final
 
 import msgspec
@@ -83,7 +84,8 @@ from a2a_core.types import (
     TaskPushNotificationConfig,
     TransportProtocol,
 )
-from a2a_core.versions import DEFAULT_VERSIONS, negotiate_version
+from a2a_core.versions import DEFAULT_VERSIONS, LEGACY_VERSION, negotiate_version, normalize_version
+from a2a_core.versions import HEADER as VERSION_HEADER
 
 __all__ = ["DEFAULT_MAX_BODY_SIZE", "DEFAULT_MAX_JSON_DEPTH", "ServerProtocol"]
 
@@ -94,6 +96,8 @@ DEFAULT_MAX_JSON_DEPTH: Final = 64
 
 _JSON: Final = "application/json"
 _JSON_HEADERS: Final = (("content-type", _JSON),)
+#: The metadata of a call that has none (read only: merged into a new dict when needed).
+_NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
 
 # --- what each operation reads and returns -------------------------------------------------
 
@@ -275,6 +279,15 @@ class ServerProtocol:
                 served.append(ServedInterface(TransportProtocol.HTTP_JSON, version, rest_url))
         #: The interfaces this protocol serves, relative to the mount (the card lists them).
         self.served_interfaces: tuple[ServedInterface, ...] = tuple(served)
+        # Precomputed for the per-request path (see `_negotiate` and `_reply_headers`): the
+        # A2A-Version values that name a served version exactly as it is written ("1.0"),
+        # and the reply headers of each version when no extension is active.
+        self._exact_versions: dict[str, str] = {
+            v: v for v in self.versions if v.strip() == v and normalize_version(v) == v
+        }
+        self._version_headers: dict[str, tuple[tuple[str, str], ...]] = {
+            v: ((VERSION_HEADER, v),) for v in (*self.versions, "0.3", "1.0")
+        }
         self.card_publisher = AgentCardPublisher(
             card,
             interfaces=served,
@@ -311,13 +324,40 @@ class ServerProtocol:
     def _negotiate(
         self, request: HttpRequest
     ) -> tuple[str, bool, tuple[str, ...], tuple[str, ...]]:
-        """Version and extensions: (version, explicit, requested, activated). Raises A2AError."""
-        negotiated = negotiate_version(request, self.versions)
-        requested = requested_extensions(request.headers)
-        activated = activate_extensions(requested, self.extensions)
-        return negotiated.version, negotiated.explicit, requested, activated
+        """Version and extensions: (version, explicit, requested, activated). Raises A2AError.
+
+        The common cases skip `negotiate_version`: an ``A2A-Version`` header that names a
+        served version exactly, and no version at all (no header, no query string: 0.3).
+        Anything else (spacing, ``1.0.1``, the query parameter, an unserved version) takes
+        the full negotiation, which also builds the error.
+        """
+        headers = request.headers
+        raw = headers.get(VERSION_HEADER)
+        version = None if raw is None else self._exact_versions.get(raw)
+        if version is not None:
+            explicit = True
+        elif raw is None and not request.query:
+            version, explicit = LEGACY_VERSION, False
+        else:
+            negotiated = negotiate_version(request, self.versions)
+            version, explicit = negotiated.version, negotiated.explicit
+        requested = requested_extensions(headers)
+        activated = activate_extensions(requested, self.extensions) if self.extensions else ()
+        return version, explicit, requested, activated
+
+    def _reply_headers(
+        self, version: str, activated: tuple[str, ...]
+    ) -> tuple[tuple[str, str], ...]:
+        """``A2A-Version`` and the activated extensions, the headers of every reply."""
+        if not activated:
+            headers = self._version_headers.get(version)
+            if headers is not None:
+                return headers
+        return ((VERSION_HEADER, version), *extension_response_headers(activated))
 
     def _check_body(self, body: bytes) -> None:
+        if len(body) <= self.max_body_size and not json_depth_exceeds(body, self.max_json_depth):
+            return  # every well-formed request
         if len(body) > self.max_body_size:
             raise InvalidRequestError(
                 f"Request body exceeds the limit of {self.max_body_size} bytes"
@@ -332,7 +372,7 @@ class ServerProtocol:
             version, explicit, requested, activated = self._negotiate(request)
         except A2AError as exc:
             return self._jsonrpc_error(None, exc, "1.0", ())
-        headers = (("a2a-version", version), *extension_response_headers(activated))
+        headers = self._reply_headers(version, activated)
         default_dialect: Dialect = "0.3" if version == "0.3" else "1.0"
         try:
             self._check_body(request.body)
@@ -343,7 +383,7 @@ class ServerProtocol:
         if isinstance(decoded, JsonRpcFailure):
             if decoded.dialect is not None and not explicit and not self.strict_versions:
                 # The error goes out in the method's dialect: echo that one, as a call would.
-                headers = (("a2a-version", decoded.dialect), *extension_response_headers(activated))
+                headers = self._reply_headers(decoded.dialect, activated)
             if not decoded.reply:
                 return HttpResponse(204, headers)
             body = decoded.encode(default_dialect)
@@ -362,7 +402,7 @@ class ServerProtocol:
         if not explicit and not self.strict_versions:
             # No A2A-Version: the method's dialect is the version actually served (A1).
             version = dialect
-            headers = (("a2a-version", version), *extension_response_headers(activated))
+            headers = self._reply_headers(version, activated)
         try:
             if self.strict_versions and dialect != version:
                 raise VersionNotSupportedError(
@@ -404,12 +444,12 @@ class ServerProtocol:
                 params_type, to_v1 = _V03_PARAMS[operation]
                 legacy = codec.decode(params, params_type)
                 converted = to_v1(legacy)
-                metadata = getattr(legacy, "metadata", None) or {}
+                metadata = getattr(legacy, "metadata", None) or _NO_METADATA
                 return converted, metadata
             value: CallRequest = codec.decode(params, _V1_PARAMS[operation])
         except codec.DecodeError as exc:
             raise InvalidParamsError(f"Invalid parameters: {exc.message}") from None
-        return value, getattr(value, "metadata", None) or {}
+        return value, getattr(value, "metadata", None) or _NO_METADATA
 
     def _check_capability(self, operation: Operation) -> None:
         caps = self.capabilities
@@ -439,28 +479,32 @@ class ServerProtocol:
         headers: tuple[tuple[str, str], ...],
     ) -> Call:
         tenant = getattr(call_request, "tenant", "") or ""
+        identity = request.identity
+        server_metadata = self.metadata
+        if server_metadata or request.metadata or call_metadata or tenant or identity is not None:
+            metadata = merge_metadata(
+                server_metadata, request.metadata, call_metadata, identity=identity, tenant=tenant
+            )
+        else:
+            metadata = {}  # most calls: no metadata anywhere (what merge_metadata returns)
+        # Positional, in field order: this runs for every call.
         return Call(
-            operation=operation,
-            request=call_request,
-            binding=binding,
-            dialect=dialect,
-            version=version,
-            request_id=request_id,
-            streaming=operation in _STREAM_OPERATIONS,
-            extensions=activated,
-            requested_extensions=requested,
-            metadata=merge_metadata(
-                self.metadata,
-                request.metadata,
-                call_metadata,
-                identity=request.identity,
-                tenant=tenant,
-            ),
-            identity=request.identity,
-            tenant=tenant,
-            base_url=request.base_url or self.base_url,
-            response_headers=headers,
-            last_event_id=request.headers.get("last-event-id"),
+            operation,
+            call_request,
+            binding,
+            dialect,
+            version,
+            request_id,
+            operation in _STREAM_OPERATIONS,  # streaming
+            activated,  # extensions
+            requested,  # requested_extensions
+            metadata,
+            identity,
+            tenant,
+            request.base_url or self.base_url,
+            headers,  # response_headers
+            False,  # notification
+            request.headers.get("last-event-id"),
         )
 
     def _receive_rest(self, request: HttpRequest, match: rest.RouteMatch) -> HttpResponse | Call:
@@ -471,7 +515,7 @@ class ServerProtocol:
             return self._rest_error(exc, ())
         if not explicit and not self.strict_versions:
             version = dialect  # no A2A-Version: the route's dialect is what is served (A1)
-        headers = (("a2a-version", version), *extension_response_headers(activated))
+        headers = self._reply_headers(version, activated)
         try:
             if dialect not in self.versions:
                 raise MethodNotFoundError("This route's A2A version is not served")
@@ -525,7 +569,7 @@ class ServerProtocol:
         elif result is None:
             value = {}  # google.protobuf.Empty
         body = encode_result(call.request_id, value)
-        return HttpResponse(200, (*_JSON_HEADERS, *call.response_headers), body)
+        return HttpResponse(200, _JSON_HEADERS + call.response_headers, body)
 
     def reply_error(self, call: Call, error: BaseException) -> HttpResponse:
         """Encode an error for a call; anything but an A2AError becomes a generic -32603."""
