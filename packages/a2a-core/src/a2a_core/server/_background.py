@@ -58,4 +58,3 @@ class Background:
             for execution in self._running.values():
                 execution.cancel_soon()
             await asyncio.wait(list(self._running))
-

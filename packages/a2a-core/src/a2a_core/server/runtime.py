@@ -346,11 +346,7 @@ class Execution:
                 await ctx.complete()
             return  # WORKING: left open, to be finished elsewhere; else already settled
         if isinstance(result, str | Part | Artifact | Sequence):
-            writer = await self._ensure_task()
-            state = writer.task.status.state
-            if state not in TERMINAL_STATES:
-                await ctx.artifact(result)
-                await ctx.complete()
+            await ctx.answer(result)
             return
         raise TypeError(f"an agent cannot return a {type(result).__name__}")
 
