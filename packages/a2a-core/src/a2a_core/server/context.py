@@ -344,19 +344,22 @@ class TaskContext:
 
     async def answer(self, content: str | Part | Sequence[Part] | Artifact) -> None:
         """Complete the task with ``content`` as its artifact (what returning it does)."""
-        if self._writer is None and self._answer_new_task(content):
-            store = self._runtime.store
-            if isinstance(store, ImmediateTaskStore) and store.evictions_pending:
-                await store.notify_evicted()
-            return
+        if self._writer is None:
+            store = self._answer_new_task(content)
+            if store is not None:
+                if store.evictions_pending:
+                    await store.notify_evicted()
+                return
         writer = await self._ensure_task()
         if writer.task.status.state not in TERMINAL_STATES:
             await self.artifact(content)
             await self.complete()
 
-    def _answer_new_task(self, content: str | Part | Sequence[Part] | Artifact) -> bool:
-        """Create a new task already answered, in one store write; ``False`` when the store,
-        the log or a webhook need the general path.
+    def _answer_new_task(
+        self, content: str | Part | Sequence[Part] | Artifact
+    ) -> ImmediateTaskStore | None:
+        """Create a new task already answered, in one store write, and return the store;
+        ``None`` when the store, the log or a webhook need the general path.
 
         The log gets the same three events as on the general path (the task, submitted;
         its artifact; completed), but the store is written once instead of three times.
@@ -369,10 +372,10 @@ class TaskContext:
         if invocation.task is not None or (
             config is not None and config.task_push_notification_config is not None
         ):
-            return False
+            return None
         immediate = runtime.immediate(invocation.task_id)
         if immediate is None:
-            return False
+            return None
         store, log = immediate
         artifact = content if isinstance(content, Artifact) else _new_artifact(content)
         task = Task(
@@ -403,7 +406,7 @@ class TaskContext:
         stored = store.create_now(task, tenant=invocation.call.tenant, last_seq=seq)
         log.close_now(task.id)
         self._materialize(TaskWriter(runtime, stored))
-        return True
+        return store
 
     async def stream_chunk(self, content: str | Part | Sequence[Part]) -> None:
         """Append a chunk to this call's one streamed artifact (created on first use)."""
