@@ -285,6 +285,7 @@ class ServerProtocol:
         self._exact_versions: dict[str, str] = {
             v: v for v in self.versions if v.strip() == v and normalize_version(v) == v
         }
+        self._rest_v0_3 = "0.3" in self.versions
         self._version_headers: dict[str, tuple[tuple[str, str], ...]] = {
             v: ((VERSION_HEADER, v),) for v in (*self.versions, "0.3", "1.0")
         }
@@ -315,7 +316,7 @@ class ServerProtocol:
         if self.rest_path is not None:
             relative = _strip_prefix(path, self.rest_path)
             if relative is not None:
-                match = rest.match_route(request.method, relative, v0_3="0.3" in self.versions)
+                match = rest.match_route(request.method, relative, v0_3=self._rest_v0_3)
                 if isinstance(match, rest.RouteMatch):
                     return self._receive_rest(request, match)
                 return rest.rest_route_miss_response(match, self.rest_content_type)
@@ -425,13 +426,13 @@ class ServerProtocol:
             spec.operation,
             call_request,
             call_metadata,
-            binding="jsonrpc",
-            dialect=dialect,
-            version=version,
-            request_id=decoded.id,
-            requested=requested,
-            activated=activated,
-            headers=headers,
+            "jsonrpc",
+            dialect,
+            version,
+            decoded.id,
+            requested,
+            activated,
+            headers,
         )
         return dataclasses.replace(call, notification=True) if silent else call
 
@@ -469,7 +470,6 @@ class ServerProtocol:
         operation: Operation,
         call_request: CallRequest,
         call_metadata: Mapping[str, Any],
-        *,
         binding: Binding,
         dialect: Dialect,
         version: str,
@@ -478,6 +478,7 @@ class ServerProtocol:
         activated: tuple[str, ...],
         headers: tuple[tuple[str, str], ...],
     ) -> Call:
+        """The call, with its metadata merged (positional arguments: this runs per call)."""
         tenant = getattr(call_request, "tenant", "") or ""
         identity = request.identity
         server_metadata = self.metadata
@@ -508,7 +509,8 @@ class ServerProtocol:
         )
 
     def _receive_rest(self, request: HttpRequest, match: rest.RouteMatch) -> HttpResponse | Call:
-        dialect: Dialect = match.dialect
+        route = match.route
+        dialect: Dialect = route.dialect
         try:
             version, explicit, requested, activated = self._negotiate(request)
         except A2AError as exc:
@@ -523,24 +525,25 @@ class ServerProtocol:
                 raise VersionNotSupportedError(
                     f"This route belongs to A2A {dialect}, but the request negotiated {version}"
                 )
-            self._check_body(request.body)
-            rest.check_request_content_type(request.headers.get("content-type"), request.body)
-            call_request = rest.decode_rest_request(match, request.query_params(), request.body)
-            self._check_capability(match.operation)
+            body = request.body
+            self._check_body(body)
+            rest.check_request_content_type(request.headers.get("content-type"), body)
+            call_request = rest.decode_rest_request(match, request.query_params(), body)
+            self._check_capability(route.operation)
         except A2AError as exc:
             return self._rest_error(exc, headers)
         return self._make_call(
             request,
-            match.operation,
+            route.operation,
             call_request,
-            getattr(call_request, "metadata", None) or {},
-            binding="rest",
-            dialect=dialect,
-            version=version,
-            request_id=None,
-            requested=requested,
-            activated=activated,
-            headers=headers,
+            getattr(call_request, "metadata", None) or _NO_METADATA,
+            "rest",
+            dialect,
+            version,
+            None,
+            requested,
+            activated,
+            headers,
         )
 
     # --- replying --------------------------------------------------------------------------

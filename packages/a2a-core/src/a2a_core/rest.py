@@ -343,6 +343,16 @@ def match_route(method: str, path: str, *, v0_3: bool = True) -> RouteMatch | Ro
     ``v0_3=False`` is for servers that do not serve v0.3 REST: ``/v1/...`` then is tenant
     ``v1`` of the v1.0 routes. See the module docstring for the precedence rules.
     """
+    # The routes without parameters (``POST /message:send``...), spelled exactly as in the
+    # table, are looked up directly; `_STATIC_ROUTES` holds what the full match returns.
+    route = _STATIC_ROUTES.get((method, path, v0_3))
+    if route is not None:
+        return RouteMatch(route, {})
+    return _match_route(method, path, v0_3)
+
+
+def _match_route(method: str, path: str, v0_3: bool) -> RouteMatch | RouteMiss:
+    """`match_route` by the precedence rules, segment by segment."""
     if not path.startswith("/"):
         return RouteMiss(404)
     raw = path[1:].split("/")
@@ -366,6 +376,23 @@ def match_route(method: str, path: str, *, v0_3: bool = True) -> RouteMatch | Ro
         return RouteMiss(404)
     allowed = {c.route.method for c in candidates}
     return RouteMiss(405, tuple(m for m in _METHOD_ORDER if m in allowed))
+
+
+def _static_routes() -> dict[tuple[str, str, bool], RestRoute]:
+    """``(method, path, v0_3)`` -> route, for each route without path parameters, as the
+    full match finds it (so the shortcut cannot disagree with the precedence rules)."""
+    table: dict[tuple[str, str, bool], RestRoute] = {}
+    for route in ROUTES:
+        if "{" in route.template:
+            continue
+        for v0_3 in (True, False):
+            match = _match_route(route.method, route.template, v0_3)
+            if isinstance(match, RouteMatch) and not match.params:
+                table.setdefault((route.method, route.template, v0_3), match.route)
+    return table
+
+
+_STATIC_ROUTES: Final = _static_routes()
 
 
 # ---------------------------------------------------------------------------------------
@@ -788,13 +815,16 @@ def is_json_media_type(value: str) -> bool:
     return subtype.endswith("+json") and len(subtype) > len("+json") and " " not in subtype
 
 
+_JSON_MEDIA_TYPES: Final = frozenset({JSON_CONTENT_TYPE, A2A_JSON_CONTENT_TYPE})
+
+
 def check_request_content_type(value: str | None, body: bytes) -> None:
     """Raise `ContentTypeNotSupportedError` unless the request's body may be read as JSON.
 
     A missing (or blank) ``Content-Type`` is read as JSON, and an empty body needs none.
     """
-    if value is None or not value.strip() or not body:
-        return
+    if value in _JSON_MEDIA_TYPES or value is None or not value.strip() or not body:
+        return  # the usual spellings first: no parsing
     if not is_json_media_type(value):
         raise ContentTypeNotSupportedError(
             f"{ContentTypeNotSupportedError.default_message}: the request body must be "
