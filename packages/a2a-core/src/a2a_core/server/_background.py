@@ -17,6 +17,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+import anyio
 from anyio.abc import TaskGroup
 
 from a2a_core.server._sync import running_asyncio_loop
@@ -35,14 +36,22 @@ class Background:
     def __init__(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
         self._loop = running_asyncio_loop()
+        # The backend's own cancel scope class: ``anyio.CancelScope()`` looks the backend up
+        # at every construction (a few percent of a SendMessage), this class does not.
+        self.cancel_scope_class: type[anyio.CancelScope] = type(anyio.CancelScope())
         self._running: dict[asyncio.Task[None], Execution] = {}
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The asyncio loop the executions run on (``None``: another backend)."""
+        return self._loop
 
     def start(self, execution: Execution) -> None:
         """Run ``execution`` from the next turn of the event loop on."""
         if self._loop is None:
-            self._task_group.start_soon(execution.run)
+            self._task_group.start_soon(execution.run, self.cancel_scope_class)
             return
-        task = self._loop.create_task(execution.run())
+        task = self._loop.create_task(execution.run(self.cancel_scope_class))
         self._running[task] = execution
         task.add_done_callback(self._finished)
 

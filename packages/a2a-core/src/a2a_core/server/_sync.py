@@ -44,9 +44,12 @@ def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
 class Signal:
     """Like ``anyio.Event`` (set once, wait until set), created lazily."""
 
-    __slots__ = ("_event", "_futures", "_set")
+    __slots__ = ("_event", "_futures", "_loop", "_set")
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """``loop``: the asyncio loop waiters will run on, when the creator knows it (saves
+        finding out at every wait)."""
+        self._loop = loop
         self._set = False
         self._futures: list[asyncio.Future[None]] | None = None
         self._event: anyio.Event | None = None
@@ -72,7 +75,7 @@ class Signal:
         if self._set:
             await anyio.lowlevel.checkpoint()
             return
-        loop = running_asyncio_loop()
+        loop = self._loop or running_asyncio_loop()
         if loop is None:
             if self._event is None:
                 self._event = anyio.Event()

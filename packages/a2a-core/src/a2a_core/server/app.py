@@ -288,11 +288,15 @@ class A2AServer:
             return self.protocol.reply_error(call, InternalError())
 
     async def _on_request(self, call: Call) -> Call:
+        if not call.extensions:
+            return call
         for ext in self._active(call):
             call = await ext.on_request(call)
         return call
 
-    def _active(self, call: Call) -> list[Extension]:
+    def _active(self, call: Call) -> list[Extension] | tuple[()]:
+        if not call.extensions:  # nearly every call: no list to build
+            return ()
         return [
             ext
             for ext in self.extensions
@@ -391,7 +395,9 @@ class A2AServer:
             configuration=request.configuration,
             call=call,
         )
-        execution = Execution(self.runtime, invocation, eager=eager or existing is not None)
+        execution = Execution(
+            self.runtime, invocation, eager=eager or existing is not None, loop=background.loop
+        )
         self.runtime.executions[task_id] = execution
         background.start(execution)
         return execution

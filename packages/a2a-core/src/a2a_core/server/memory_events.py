@@ -45,7 +45,7 @@ class _Log:
 
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
-        self.events: list[bytes] = []
+        self.events: list[bytes] | tuple[bytes, ...] = []
         self.closed = False
         self.closed_at = 0.0
         self.forgotten = False
@@ -116,11 +116,12 @@ class InMemoryEventLog(ImmediateEventLog):
         log = self._logs.get(task_id)
         if log is None:
             log = self._logs[task_id] = _Log(task_id)
-        if log.closed:
+        events = log.events
+        if log.closed or not isinstance(events, list):
             raise LocalProtocolError(f"The event log of task {task_id!r} is closed")
-        log.events.append(blob)
+        events.append(blob)
         log.wake()
-        return len(log.events)
+        return len(events)
 
     async def close(self, task_id: str) -> None:
         """Close the log (idempotent): followers end once they have read every event."""
@@ -136,6 +137,9 @@ class InMemoryEventLog(ImmediateEventLog):
             return
         log.closed = True
         log.closed_at = self._clock()
+        # Nothing is appended any more: a tuple of bytes, which the garbage collector stops
+        # tracking, where a list would be one more object per retained log to walk.
+        log.events = tuple(log.events)
         self._closed.append(log)
         self._closed_count += 1
         log.wake()

@@ -9,6 +9,7 @@ signals (task created, result ready, settled).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Sequence
@@ -200,21 +201,30 @@ class Runtime:
 class Execution:
     """The agent handling one message, run in the background (see the module docstring)."""
 
-    def __init__(self, runtime: Runtime, invocation: Invocation, *, eager: bool) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        invocation: Invocation,
+        *,
+        eager: bool,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self.runtime = runtime
         self.invocation = invocation
         self.context = TaskContext(runtime, invocation)
         self.context.on_materialized = self._watch
         self._eager = eager
-        self._scope = anyio.CancelScope()
+        # Created when the execution starts; a cancel that comes first is remembered.
+        self._scope: anyio.CancelScope | None = None
+        self._cancel_requested = False
         # Signals, not anyio Events: most are never waited for (see ``_sync``).
         #: Set when the task exists, a message-only reply is ready, or the execution failed
         #: before creating a task: what a streaming or non-blocking request waits for.
-        self.started = Signal()
+        self.started = Signal(loop)
         #: Set when a blocking request may return: terminal or interrupted, or done.
-        self.settled = Signal()
+        self.settled = Signal(loop)
         #: Set when the agent has returned (or failed, or was cancelled).
-        self.done = Signal()
+        self.done = Signal(loop)
         self.reply_message: Message | None = None
         self.first_snapshot: StoredTask | None = None
         self.error: A2AError | None = None
@@ -224,12 +234,17 @@ class Execution:
         """The task this execution works on."""
         return self.invocation.task_id
 
-    async def run(self) -> None:
-        """Run the agent to the end; never raises (failures go to the task and the log)."""
+    async def run(self, scope_class: type[anyio.CancelScope] = anyio.CancelScope) -> None:
+        """Run the agent to the end; never raises (failures go to the task and the log).
+
+        ``scope_class`` makes the cancel scope (the backend's own class saves a lookup)."""
         runtime = self.runtime
         runtime.executions[self.task_id] = self
+        self._scope = scope = scope_class()
+        if self._cancel_requested:
+            scope.cancel()
         try:
-            with self._scope:
+            with scope:
                 if self._eager:
                     await self._ensure_task()
                 result = await self._invoke()
@@ -250,7 +265,9 @@ class Execution:
 
     def cancel_soon(self) -> None:
         """Cancel the agent; it stops at its next checkpoint (the task is already CANCELED)."""
-        self._scope.cancel()
+        self._cancel_requested = True
+        if self._scope is not None:
+            self._scope.cancel()
 
     async def _ensure_task(self) -> TaskWriter:
         writer = self.context.writer
