@@ -120,14 +120,19 @@ def _apply_artifact(task: Task, update: TaskArtifactUpdateEvent) -> Task:
 
 
 def _appended(existing: Artifact, chunk: Artifact) -> Artifact:
+    # Runs for every chunk of a streamed artifact: most chunks bring only parts, so the
+    # metadata and extensions are merged only when the chunk has some.
+    metadata = existing.metadata
+    if chunk.metadata:
+        metadata = {**metadata, **chunk.metadata}
+    extensions = existing.extensions
+    if chunk.extensions:
+        extensions = [*extensions, *(e for e in chunk.extensions if e not in extensions)]
     return msgspec.structs.replace(
         existing,
         parts=[*existing.parts, *chunk.parts],
-        metadata={**existing.metadata, **chunk.metadata},
-        extensions=[
-            *existing.extensions,
-            *(e for e in chunk.extensions if e not in existing.extensions),
-        ],
+        metadata=metadata,
+        extensions=extensions,
         name=chunk.name or existing.name,
         description=chunk.description or existing.description,
     )

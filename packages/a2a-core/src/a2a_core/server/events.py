@@ -13,11 +13,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from a2a_core._base import fast_frozen_init
 from a2a_core.types import StreamResponse
 
 __all__ = ["EventLog", "ImmediateEventLog", "LoggedEvent"]
 
 
+@fast_frozen_init  # built for every event every follower reads
 @dataclass(frozen=True, slots=True)
 class LoggedEvent:
     """One event of a task's log."""

@@ -104,6 +104,8 @@ class _Record(msgspec.Struct, gc=False):
     version: int = 0
     last_seq: int = 0
     terminal_since: float | None = None
+    #: The status timestamp ``key`` was computed from (an unchanged one needs no re-index).
+    stamp: _dt.datetime | None = None
 
 
 class InMemoryTaskStore(ImmediateTaskStore):
@@ -186,7 +188,8 @@ class InMemoryTaskStore(ImmediateTaskStore):
         self._evict()
         if task.id in self._records:
             raise TaskExistsError(task.id)
-        record = _Record((_micros(task.status.timestamp), task.id), tenant, task.context_id)
+        stamp = task.status.timestamp
+        record = _Record((_micros(stamp), task.id), tenant, task.context_id, stamp=stamp)
         self._write(record, task, last_seq)
         self._records[task.id] = record
         self._index(record)
@@ -211,11 +214,15 @@ class InMemoryTaskStore(ImmediateTaskStore):
                 f"task {task.id!r} is at version {record.version}, not {expected_version}"
             )
         self._write(record, task, last_seq)  # first: encoding may fail, then nothing changed
-        key = (_micros(task.status.timestamp), task.id)
-        if key != record.key or task.context_id != record.context_id:
-            self._unindex(record)
-            record.key, record.context_id = key, task.context_id
-            self._index(record)
+        stamp = task.status.timestamp
+        # Most writes (every chunk of a streamed artifact) keep the status: same place.
+        if stamp is not record.stamp or task.context_id != record.context_id:
+            record.stamp = stamp
+            key = (_micros(stamp), task.id)
+            if key != record.key or task.context_id != record.context_id:
+                self._unindex(record)
+                record.key, record.context_id = key, task.context_id
+                self._index(record)
         self._evict()
         return StoredTask(
             task=task, version=record.version, last_seq=last_seq, tenant=record.tenant

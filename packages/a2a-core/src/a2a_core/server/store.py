@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from a2a_core._base import fast_frozen_init
 from a2a_core.server.events import EventLog
 from a2a_core.types import StreamResponse, Task, TaskState
 
@@ -43,6 +44,7 @@ class InvalidPageTokenError(ValueError):
     """A ``pageToken`` the store did not issue (answered as InvalidParams)."""
 
 
+@fast_frozen_init  # built at every write
 @dataclass(frozen=True, slots=True)
 class StoredTask:
     """A task as stored, with what concurrency control and streams need."""
