@@ -73,8 +73,9 @@ def decode(data: _Data, type_: Any) -> Any:
         except UnicodeEncodeError:  # a lone surrogate: no UTF-8 text, hence no JSON
             raise DecodeError("JSON is malformed: invalid UTF-8", malformed_json=True) from None
     if not _SNAKE_KEY.search(data):
+        decoder = _typed_decoders.get(type_) or _typed_decoder(type_)
         try:
-            return _typed_decoder(type_).decode(data)
+            return decoder.decode(data)
         except msgspec.ValidationError:
             pass  # maybe only lenient-path input (integer enums, nulls...): try that
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:

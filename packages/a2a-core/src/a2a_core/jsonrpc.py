@@ -261,26 +261,27 @@ def decode_request(
         return _parse_failure(_MSG_TOO_DEEP)
 
     id_ = env.id
-    echo: JsonRpcId = None if isinstance(id_, UnsetType) else id_
+    echo: JsonRpcId = None if id_ is UNSET else id_
     method = env.method
-    dialect = _dialect_of(method)
+    # The failures below name the method's dialect (`_dialect_of`); a valid request does not
+    # need it, so it is looked up only there.
     if env.jsonrpc != "2.0":
-        return JsonRpcFailure(InvalidRequestError(_MSG_JSONRPC), echo, dialect)
-    if isinstance(method, UnsetType):
+        return JsonRpcFailure(InvalidRequestError(_MSG_JSONRPC), echo, _dialect_of(method))
+    if method is UNSET:
         return JsonRpcFailure(InvalidRequestError(_MSG_METHOD), echo)
     params = env.params
     raw = memoryview(params)  # a Raw holds exactly the value's bytes, no whitespace
     if not raw or params == _NULL:
         params = _EMPTY_PARAMS
     elif raw[0] != _OPEN_BRACE:
-        return JsonRpcFailure(InvalidRequestError(_MSG_PARAMS), echo, dialect)
-    if isinstance(id_, UnsetType):
+        return JsonRpcFailure(InvalidRequestError(_MSG_PARAMS), echo, _dialect_of(method))
+    if id_ is UNSET:
         if notifications == "accept":
             return JsonRpcRequest(None, method, params, is_notification=True)
         return JsonRpcFailure(
             InvalidRequestError(_MSG_NOTIFICATION),
             None,
-            dialect,
+            _dialect_of(method),
             reply=notifications != "ignore",
         )
     return JsonRpcRequest(echo, method, params)

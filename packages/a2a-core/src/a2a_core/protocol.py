@@ -53,15 +53,17 @@ from a2a_core.extensions import (
 )
 from a2a_core.http import HttpRequest, HttpResponse
 from a2a_core.jsonrpc import (
+    V0_3_METHODS,
+    V1_METHODS,
     Dialect,
     JsonRpcFailure,
     JsonRpcId,
+    MethodSpec,
     NotificationPolicy,
     Operation,
     decode_request,
     encode_error,
     encode_result,
-    lookup_method,
 )
 from a2a_core.sse import STREAM_HEADERS, EventStream, ends_stream
 from a2a_core.types import (
@@ -173,6 +175,8 @@ _PUSH_OPERATIONS: Final = frozenset(
 _STREAM_OPERATIONS: Final = frozenset(
     {Operation.SEND_STREAMING_MESSAGE, Operation.SUBSCRIBE_TO_TASK}
 )
+#: The operations `ServerProtocol._check_capability` may refuse (the others skip the call).
+_GATED_OPERATIONS: Final = _PUSH_OPERATIONS | _STREAM_OPERATIONS | {Operation.GET_EXTENDED_CARD}
 
 # A JSON string (skipped whole, escapes included) or one bracket: scanning these tokens finds
 # the nesting depth without a Python-level step per byte.
@@ -286,6 +290,13 @@ class ServerProtocol:
             v: v for v in self.versions if v.strip() == v and normalize_version(v) == v
         }
         self._rest_v0_3 = "0.3" in self.versions
+        # The JSON-RPC methods of the served dialects (any other name is -32601).
+        self._served_methods: dict[str, MethodSpec] = {
+            name: spec
+            for table in (V1_METHODS, V0_3_METHODS)
+            for name, spec in table.items()
+            if spec.dialect in self.versions
+        }
         self._version_headers: dict[str, tuple[tuple[str, str], ...]] = {
             v: ((VERSION_HEADER, v),) for v in (*self.versions, "0.3", "1.0")
         }
@@ -357,8 +368,6 @@ class ServerProtocol:
         return ((VERSION_HEADER, version), *extension_response_headers(activated))
 
     def _check_body(self, body: bytes) -> None:
-        if len(body) <= self.max_body_size and not json_depth_exceeds(body, self.max_json_depth):
-            return  # every well-formed request
         if len(body) > self.max_body_size:
             raise InvalidRequestError(
                 f"Request body exceeds the limit of {self.max_body_size} bytes"
@@ -375,12 +384,19 @@ class ServerProtocol:
             return self._jsonrpc_error(None, exc, "1.0", ())
         headers = self._reply_headers(version, activated)
         default_dialect: Dialect = "0.3" if version == "0.3" else "1.0"
-        try:
-            self._check_body(request.body)
-        except A2AError as exc:
-            return self._jsonrpc_error(None, exc, default_dialect, headers)
+        body = request.body
+        # Too large, or perhaps too deep (no nesting is deeper than the count of openers):
+        # only then does `_check_body` look closer.
+        if (
+            len(body) > self.max_body_size
+            or body.count(b"[") + body.count(b"{") > self.max_json_depth
+        ):
+            try:
+                self._check_body(body)
+            except A2AError as exc:
+                return self._jsonrpc_error(None, exc, default_dialect, headers)
 
-        decoded = decode_request(request.body, notifications=self.notifications)
+        decoded = decode_request(body, notifications=self.notifications)
         if isinstance(decoded, JsonRpcFailure):
             if decoded.dialect is not None and not explicit and not self.strict_versions:
                 # The error goes out in the method's dialect: echo that one, as a call would.
@@ -390,11 +406,11 @@ class ServerProtocol:
             body = decoded.encode(default_dialect)
             return HttpResponse(200, (*_JSON_HEADERS, *headers), body)
 
-        spec = lookup_method(decoded.method)
+        spec = self._served_methods.get(decoded.method)
         # A notification (accepted only with notifications="accept") never gets a JSON-RPC
         # reply, not even an error (JSON-RPC 2.0 §4.1), nor a stream (DIGEST §1.2): 204.
         silent = decoded.is_notification
-        if spec is None or spec.dialect not in self.versions:
+        if spec is None:  # unknown, or of a dialect not served
             if silent:
                 return HttpResponse(204, headers)
             error = MethodNotFoundError(f"Method not found: {_shorten(decoded.method)}")
@@ -411,10 +427,10 @@ class ServerProtocol:
                     f"negotiated {version}"
                     + ("" if explicit else " (no A2A-Version header means 0.3)")
                 )
-            call_request, call_metadata = self._decode_params(
-                spec.operation, dialect, decoded.params
-            )
-            self._check_capability(spec.operation)
+            operation = spec.operation
+            call_request, call_metadata = self._decode_params(operation, dialect, decoded.params)
+            if operation in _GATED_OPERATIONS:
+                self._check_capability(operation)
         except A2AError as exc:
             if silent:
                 return HttpResponse(204, headers)
@@ -423,7 +439,7 @@ class ServerProtocol:
             return HttpResponse(204, headers)
         call = self._make_call(
             request,
-            spec.operation,
+            operation,
             call_request,
             call_metadata,
             "jsonrpc",
@@ -526,10 +542,15 @@ class ServerProtocol:
                     f"This route belongs to A2A {dialect}, but the request negotiated {version}"
                 )
             body = request.body
-            self._check_body(body)
+            if (
+                len(body) > self.max_body_size
+                or body.count(b"[") + body.count(b"{") > self.max_json_depth
+            ):
+                self._check_body(body)  # too large, or perhaps too deep (as in JSON-RPC)
             rest.check_request_content_type(request.headers.get("content-type"), body)
             call_request = rest.decode_rest_request(match, request.query_params(), body)
-            self._check_capability(route.operation)
+            if route.operation in _GATED_OPERATIONS:
+                self._check_capability(route.operation)
         except A2AError as exc:
             return self._rest_error(exc, headers)
         return self._make_call(

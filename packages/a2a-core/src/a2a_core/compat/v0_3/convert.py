@@ -149,6 +149,11 @@ _DEFAULT_PROTOCOL_VERSION: Final = "0.3.0"
 # --- small helpers: v0.3 "absent" <-> v1.0 "default" ---------------------------------------
 
 
+# The helpers below are inlined (as the same expressions) in the conversions of messages,
+# parts, artifacts and tasks, which run on every v0.3 request and reply: a Python call costs
+# about as much as the conversion of one member.
+
+
 def _list(items: Iterable[_T] | None) -> list[_T]:
     return list(items) if items is not None else []
 
@@ -175,6 +180,12 @@ def _unreachable(value: object) -> NoReturn:
 
 
 # --- enums ---------------------------------------------------------------------------------
+
+_V1_USER: Final = v1.Role.USER
+_V1_AGENT: Final = v1.Role.AGENT
+_V03_USER: Final = v03.Role.USER
+_V03_AGENT: Final = v03.Role.AGENT
+_TEXT_PART: Final = v03.TextPart
 
 _STATE_TO_V1: Final[Mapping[v03.TaskState, v1.TaskState]] = {
     v03.TaskState.SUBMITTED: v1.TaskState.SUBMITTED,
@@ -239,8 +250,9 @@ def _is_wrapped(data: Mapping[str, Any], metadata: Mapping[str, Any]) -> bool:
 
 def part_to_v1(part: v03.Part) -> v1.Part:
     """A kind-tagged part -> a oneof Part; a wrapped non-object ``data`` is unwrapped."""
-    if isinstance(part, v03.TextPart):
-        return v1.Part(text=part.text, metadata=_dict(part.metadata))
+    if isinstance(part, _TEXT_PART):
+        metadata = part.metadata
+        return v1.Part(text=part.text, metadata=dict(metadata) if metadata is not None else {})
     if isinstance(part, v03.FilePart):
         file = part.file
         filename = file.name or ""
@@ -262,9 +274,10 @@ def part_to_v1(part: v03.Part) -> v1.Part:
 
 def part_from_v1(part: v1.Part) -> v03.Part:
     """A oneof Part -> a kind-tagged part (``raw``/``url`` -> ``file``; see the data rule)."""
-    metadata = _opt_dict(part.metadata)
-    if isinstance(part.text, str):
-        return v03.TextPart(text=part.text, metadata=metadata)
+    metadata = dict(part.metadata) if part.metadata else None
+    text = part.text
+    if isinstance(text, str):
+        return _TEXT_PART(text=text, metadata=metadata)
     name, mime_type = _opt_str(part.filename), _opt_str(part.media_type)
     if isinstance(part.raw, bytes):
         file = v03.FileContent(bytes=part.raw, name=name, mime_type=mime_type)
@@ -282,29 +295,35 @@ def part_from_v1(part: v1.Part) -> v03.Part:
 
 def message_to_v1(message: v03.Message) -> v1.Message:
     """A v0.3 Message -> v1.0 (absent ids become ``""``, ``kind`` goes)."""
+    metadata = message.metadata
+    extensions = message.extensions
+    references = message.reference_task_ids
     return v1.Message(
         message_id=message.message_id,
         context_id=message.context_id or "",
         task_id=message.task_id or "",
-        role=role_to_v1(message.role),
+        role=_V1_AGENT if message.role is _V03_AGENT else _V1_USER,
         parts=[part_to_v1(p) for p in message.parts],
-        metadata=_dict(message.metadata),
-        extensions=_list(message.extensions),
-        reference_task_ids=_list(message.reference_task_ids),
+        metadata=dict(metadata) if metadata is not None else {},
+        extensions=list(extensions) if extensions is not None else [],
+        reference_task_ids=list(references) if references is not None else [],
     )
 
 
 def message_from_v1(message: v1.Message) -> v03.Message:
     """A v1.0 Message -> v0.3 (empty members become absent, ``kind: "message"`` is added)."""
+    metadata = message.metadata
+    extensions = message.extensions
+    references = message.reference_task_ids
     return v03.Message(
-        role=role_from_v1(message.role),
+        role=_V03_AGENT if message.role is _V1_AGENT else _V03_USER,
         parts=[part_from_v1(p) for p in message.parts],
-        metadata=_opt_dict(message.metadata),
-        extensions=_opt_list(message.extensions),
-        reference_task_ids=_opt_list(message.reference_task_ids),
+        metadata=dict(metadata) if metadata else None,
+        extensions=list(extensions) if extensions else None,
+        reference_task_ids=list(references) if references else None,
         message_id=message.message_id,
-        task_id=_opt_str(message.task_id),
-        context_id=_opt_str(message.context_id),
+        task_id=message.task_id or None,
+        context_id=message.context_id or None,
     )
 
 
@@ -322,13 +341,15 @@ def artifact_to_v1(artifact: v03.Artifact) -> v1.Artifact:
 
 def artifact_from_v1(artifact: v1.Artifact) -> v03.Artifact:
     """A v1.0 Artifact -> v0.3."""
+    metadata = artifact.metadata
+    extensions = artifact.extensions
     return v03.Artifact(
         artifact_id=artifact.artifact_id,
-        name=_opt_str(artifact.name),
-        description=_opt_str(artifact.description),
+        name=artifact.name or None,
+        description=artifact.description or None,
         parts=[part_from_v1(p) for p in artifact.parts],
-        metadata=_opt_dict(artifact.metadata),
-        extensions=_opt_list(artifact.extensions),
+        metadata=dict(metadata) if metadata else None,
+        extensions=list(extensions) if extensions else None,
     )
 
 
@@ -343,9 +364,10 @@ def task_status_to_v1(status: v03.TaskStatus) -> v1.TaskStatus:
 
 def task_status_from_v1(status: v1.TaskStatus) -> v03.TaskStatus:
     """A v1.0 TaskStatus -> v0.3."""
+    message = status.message
     return v03.TaskStatus(
-        state=task_state_from_v1(status.state),
-        message=message_from_v1(status.message) if status.message is not None else None,
+        state=_STATE_FROM_V1[status.state],
+        message=message_from_v1(message) if message is not None else None,
         timestamp=status.timestamp,
     )
 
@@ -364,13 +386,14 @@ def task_to_v1(task: v03.Task) -> v1.Task:
 
 def task_from_v1(task: v1.Task) -> v03.Task:
     """A v1.0 Task -> v0.3 (``kind: "task"``; also the v0.3 webhook body)."""
+    metadata = task.metadata
     return v03.Task(
         id=task.id,
         context_id=task.context_id,
         status=task_status_from_v1(task.status),
         history=[message_from_v1(m) for m in task.history] or None,
         artifacts=[artifact_from_v1(a) for a in task.artifacts] or None,
-        metadata=_opt_dict(task.metadata),
+        metadata=dict(metadata) if metadata else None,
     )
 
 
@@ -567,12 +590,13 @@ def send_configuration_from_v1(
 def send_params_to_v1(params: v03.MessageSendParams) -> v1.SendMessageRequest:
     """``message/send`` / ``message/stream`` params -> SendMessageRequest."""
     configuration = params.configuration
+    metadata = params.metadata
     return v1.SendMessageRequest(
         message=message_to_v1(params.message),
         configuration=(
             send_configuration_to_v1(configuration) if configuration is not None else None
         ),
-        metadata=_dict(params.metadata),
+        metadata=dict(metadata) if metadata is not None else {},
     )
 
 
