@@ -22,6 +22,7 @@ from a2a_core.server import (
     TaskContext,
     TimestampExtension,
 )
+from a2a_core.sse import parse_frames
 from a2a_core.types import Message, Part, Role
 from helpers.a2a_client import Client, collect, make_card, user_message
 
@@ -590,7 +591,10 @@ async def test_client_disconnect_mid_stream_leaves_the_task_intact() -> None:
         )
         first = await response.frames.__anext__()  # type: ignore[union-attr]
         await response.frames.aclose()  # type: ignore[union-attr]  # the client went away
-        task_id = json.loads(first.split(b"data: ")[1])["result"]["task"]["id"]
+        # A chunk holds every frame ready when it was written: the task, maybe more.
+        snapshot = next(f for f in parse_frames(first) if f.data is not None)
+        assert snapshot.data is not None
+        task_id = json.loads(snapshot.data)["result"]["task"]["id"]
         step.set()
         with anyio.fail_after(5):
             while (await client.result("GetTask", {"id": task_id}))["status"][

@@ -74,3 +74,7 @@ class ImmediateEventLog(EventLog, Protocol):
     def close_now(self, task_id: str) -> None:
         """``close``, without waiting."""
         ...
+
+    def read_now(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
+        """``read``, without waiting (a stream sends what is ready in one write)."""
+        ...

@@ -147,6 +147,10 @@ class InMemoryEventLog(ImmediateEventLog):
 
     async def read(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
         """The events with ``seq > after`` logged so far (fresh copies; no waiting)."""
+        return self.read_now(task_id, after)
+
+    def read_now(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
+        """:meth:`read`, without the coroutine."""
         self._expire()
         log = self._logs.get(task_id)
         if log is None:

@@ -82,6 +82,8 @@ class Runtime:
         self.executions: dict[str, Execution] = {}
         self._agent_kind: tuple[Agent, str] | None = None
         self._immediate: tuple[ImmediateTaskStore, ImmediateEventLog] | None = None
+        #: The event log, when it is immediate (see ``ImmediateEventLog``).
+        self.immediate_log = events if isinstance(events, ImmediateEventLog) else None
         if isinstance(store, ImmediateTaskStore) and isinstance(events, ImmediateEventLog):
             self._immediate = (store, events)
 
