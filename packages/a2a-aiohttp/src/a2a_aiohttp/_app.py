@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -55,8 +55,9 @@ class _Handler:
         self.server = server
         self.trust_host_header = trust_host_header
 
-    async def __call__(self, request: web.Request) -> web.StreamResponse:
-        tail = request.match_info.get(_TAIL, "")
+    async def __call__(self, request: web.Request, tail: str | None = None) -> web.StreamResponse:
+        if tail is None:
+            tail = request.match_info.get(_TAIL, "")
         raw = request.raw_path.split("?", 1)[0]
         # The mount prefix is the decoded path minus the decoded tail; strip it from the raw
         # path so that escapes inside ids survive.
@@ -145,12 +146,24 @@ def add_routes(
     async def handle(request: web.Request) -> web.StreamResponse:
         return await handler(request)
 
+    # The busiest paths (JSON-RPC, the card) as plain routes: aiohttp finds those by a dict
+    # lookup, where the catch-all below costs a regular expression match per request.
+    protocol = server.protocol
+    for fixed in dict.fromkeys(p for p in (protocol.jsonrpc_path, protocol.card_path) if p):
+        app.router.add_route("*", prefix.rstrip("/") + fixed, _fixed(handler, fixed[1:]))
     app.router.add_route("*", prefix.rstrip("/") + "/{" + _TAIL + ":.*}", handle)
     # The mount point itself ("/a2a" without the slash), for clients that post JSON-RPC there
     # rather than to the URL the card publishes ("/a2a/"). As a sub-application's empty
     # path, it becomes the bare prefix.
     app.router.add_route("*", prefix.rstrip("/"), handle)
     app.cleanup_ctx.append(_cleanup_ctx(server))
+
+
+def _fixed(handler: _Handler, tail: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await handler(request, tail)
+
+    return handle
 
 
 def a2a_subapp(server: A2AServer, *, trust_host_header: bool = False) -> web.Application:
