@@ -27,59 +27,104 @@ class Headers:
     Adapters pass ``(name, value)`` pairs as ``str`` or latin-1 ``bytes`` (the ASGI form).
     """
 
-    __slots__ = ("_first", "_items")
+    # Adapters build Headers on every request, and the protocol then reads only a few of
+    # them. So the ASGI form (a list of pairs whose names are lower-case ASCII bytes, as
+    # servers send them) is kept as it is, indexed by the raw names, and a value is decoded
+    # only when it is read (`items` decodes all of them once). Any other input is decoded
+    # and lower-cased up front. Both give the same answers.
+    __slots__ = ("_decoded", "_first", "_raw", "_raw_first")
 
     def __init__(self, items: Iterable[tuple[str | bytes, str | bytes]] = ()) -> None:
-        # Adapters build Headers on every request: the ASGI form (a list of bytes pairs) is
-        # converted in one comprehension, anything else (str pairs, mixed, other iterables)
-        # in the general loop.
-        pairs: list[tuple[str, str]] | None = None
-        if type(items) is list and items and type(items[0][0]) is bytes:
-            raw: list[tuple[bytes, bytes]] = items
+        self._raw: tuple[tuple[bytes, str | bytes], ...] | None = None
+        self._decoded: tuple[tuple[str, str], ...] | None = None
+        # The first value of each name (built from the reversed pairs, so that the first
+        # occurrence is the one kept): by raw name over `_raw`, else by decoded name.
+        self._raw_first: dict[bytes, str | bytes] = {}
+        self._first: dict[str, str] = {}
+        if type(items) is list and items:
             try:
-                pairs = [(n.decode("latin-1").lower(), v.decode("latin-1")) for n, v in raw]
-            except AttributeError:  # a str among the bytes
-                pairs = None
-        if pairs is None:
-            pairs = []
-            for name, value in items:
-                if isinstance(name, bytes):
-                    name = name.decode("latin-1")
-                if isinstance(value, bytes):
-                    value = value.decode("latin-1")
-                pairs.append((name.lower(), value))
-        self._items: tuple[tuple[str, str], ...] = tuple(pairs)
-        # The first value of each name, for `get` (a request asks for several headers):
-        # built from the reversed pairs so that the first occurrence is the one kept.
-        self._first: dict[str, str] = dict(reversed(pairs))
+                first = dict(reversed(items))
+                names = b"".join(first)  # TypeError unless every name is bytes
+            except (TypeError, ValueError):  # str names, or not pairs: the general path
+                pass
+            else:
+                if names.isascii() and names.lower() == names:
+                    self._raw = tuple(items)
+                    self._raw_first = first
+                    return
+        pairs = []
+        for name, value in items:
+            if isinstance(name, bytes):
+                name = name.decode("latin-1")
+            if isinstance(value, bytes):
+                value = value.decode("latin-1")
+            pairs.append((name.lower(), value))
+        self._decoded = tuple(pairs)
+        self._first = dict(reversed(pairs))
 
     def get(self, name: str, default: str | None = None) -> str | None:
         """The first value of a header, or ``default``."""
-        return self._first.get(name.lower(), default)
+        if self._raw is None:
+            return self._first.get(name.lower(), default)
+        key = _RAW_NAMES.get(name)
+        if key is None:
+            key = _raw_name(name)
+            if key is None:
+                return default  # not latin-1: no such header
+        value = self._raw_first.get(key)
+        if value is None:
+            return default
+        return value.decode("latin-1") if isinstance(value, bytes) else value
 
     def get_all(self, name: str) -> list[str]:
         """Every value of a header, in order (repeated headers are not joined)."""
         key = name.lower()
-        return [value for item_name, value in self._items if item_name == key]
+        return [value for item_name, value in self.items() if item_name == key]
 
     def items(self) -> tuple[tuple[str, str], ...]:
         """All ``(lower-case name, value)`` pairs."""
-        return self._items
+        decoded = self._decoded
+        if decoded is None:
+            decoded = self._decoded = tuple(
+                (n.decode("latin-1"), v.decode("latin-1") if isinstance(v, bytes) else v)
+                for n, v in self._raw or ()
+            )
+        return decoded
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._first
+        if not isinstance(name, str):
+            return False
+        if self._raw is None:
+            return name.lower() in self._first
+        key = _RAW_NAMES.get(name) or _raw_name(name)
+        return key is not None and key in self._raw_first
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._raw if self._raw is not None else self.items())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Headers) and other._items == self._items
+        return isinstance(other, Headers) and other.items() == self.items()
 
     def __hash__(self) -> int:
-        return hash(self._items)
+        return hash(self.items())
 
     def __repr__(self) -> str:
-        return f"Headers({list(self._items)!r})"
+        return f"Headers({list(self.items())!r})"
+
+
+#: Header names as `Headers.get` looks them up in raw ASGI headers (lower-case latin-1
+#: bytes), for the names asked for; bounded, since any caller may ask for any name.
+_RAW_NAMES: dict[str, bytes] = {}
+
+
+def _raw_name(name: str) -> bytes | None:
+    try:
+        key = name.lower().encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    if len(_RAW_NAMES) < 256:
+        _RAW_NAMES[name] = key
+    return key
 
 
 @fast_frozen_init
