@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from a2a_core._base import fast_frozen_init
 from a2a_core.types import Artifact, Message, Part, Role, SendMessageConfiguration, Task
 
 if TYPE_CHECKING:
@@ -123,6 +124,7 @@ def agent_message(
     )
 
 
+@fast_frozen_init  # one per message
 @dataclass(frozen=True, slots=True)
 class Invocation:
     """What the agent is asked to handle: the incoming message and where it belongs."""

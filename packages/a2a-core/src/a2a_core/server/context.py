@@ -239,7 +239,11 @@ class TaskContext:
     @property
     def text(self) -> str:
         """The text parts of the client's message, joined by newlines."""
-        return "\n".join(p.text for p in self.message.parts if isinstance(p.text, str))
+        parts = self.message.parts
+        if len(parts) == 1:  # the usual message: no generator to join
+            text = parts[0].text
+            return text if isinstance(text, str) else ""
+        return "\n".join(p.text for p in parts if isinstance(p.text, str))
 
     @property
     def task_id(self) -> str:
