@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
@@ -217,18 +218,27 @@ async def _send_stream(response: SseResponse, receive: Receive, send: Send) -> N
     )
     frames = response.frames
     try:
-        async with anyio.create_task_group() as tg:
-
-            async def watch_disconnect() -> None:
-                message: Message = {"type": ""}
-                while message["type"] != "http.disconnect":
-                    message = await receive()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch_disconnect)
-            async for frame in frames:
-                await send({"type": "http.response.body", "body": frame, "more_body": True})
-            tg.cancel_scope.cancel()
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # not on asyncio (trio)
+            task = None
+        if task is None:
+            await _relay_in_task_group(frames, receive, send)
+        else:
+            # On asyncio, a task awaiting ``receive()`` cancels this one at the disconnect:
+            # an idle stream holds that task and one small object, where a task group holds
+            # its cancel scopes, sets, task handle and events (some 3 KB per stream).
+            watch = _DisconnectWatch(receive, task)
+            try:
+                async for frame in frames:
+                    await send({"type": "http.response.body", "body": frame, "more_body": True})
+            except asyncio.CancelledError:
+                if not watch.stop():
+                    raise  # not (only) ours: the task itself is being cancelled
+            finally:
+                watch.stop()
+            if watch.error is not None:
+                raise watch.error
         with contextlib.suppress(OSError):
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
@@ -236,3 +246,65 @@ async def _send_stream(response: SseResponse, receive: Receive, send: Send) -> N
             aclose = getattr(frames, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+
+async def _relay_in_task_group(frames: Any, receive: Receive, send: Send) -> None:
+    """Write the frames until they end or the client disconnects (any anyio backend)."""
+    async with anyio.create_task_group() as tg:
+
+        async def watch_disconnect() -> None:
+            message: Message = {"type": ""}
+            while message["type"] != "http.disconnect":
+                message = await receive()
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(watch_disconnect)
+        async for frame in frames:
+            await send({"type": "http.response.body", "body": frame, "more_body": True})
+        tg.cancel_scope.cancel()
+
+
+class _DisconnectWatch:
+    """On asyncio: awaits ``http.disconnect`` in a task of its own, then cancels ``task``.
+
+    Done callbacks rather than a watcher coroutine, so that the task awaiting ``receive()``
+    is the only one. ``error`` is what ``receive()`` raised, if anything (the stream stops).
+    """
+
+    __slots__ = ("active", "error", "fired", "receive", "task", "waiter")
+
+    def __init__(self, receive: Receive, task: asyncio.Task[Any]) -> None:
+        self.receive = receive
+        self.task = task
+        self.active = True
+        self.fired = False
+        self.error: BaseException | None = None
+        self.waiter = self._wait()
+
+    def _wait(self) -> asyncio.Future[Message]:
+        waiter = asyncio.ensure_future(self.receive())
+        waiter.add_done_callback(self._received)
+        return waiter
+
+    def _received(self, waiter: asyncio.Future[Message]) -> None:
+        if not self.active or waiter.cancelled():
+            return
+        error = waiter.exception()
+        if error is None and waiter.result()["type"] != "http.disconnect":
+            self.waiter = self._wait()
+            return
+        self.active = False
+        self.error = error
+        self.fired = True
+        self.task.cancel()
+
+    def stop(self) -> bool:
+        """Stop watching. True when the client left and its cancellation was the only one
+        the task got: that cancellation is then withdrawn (``Task.uncancel``)."""
+        self.active = False
+        if not self.waiter.done():
+            self.waiter.cancel()
+        if not self.fired:
+            return False
+        self.fired = False
+        return self.task.uncancel() == 0
