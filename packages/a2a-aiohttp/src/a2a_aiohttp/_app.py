@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -51,11 +51,25 @@ def put_identity(request: web.Request, identity: Any) -> None:
 
 
 class _Handler:
-    def __init__(self, server: A2AServer, trust_host_header: bool) -> None:
+    """Serves one route; ``handle`` is the route's handler (a bound coroutine method, so
+    that an idle stream holds no wrapper coroutine between aiohttp and the stream)."""
+
+    def __init__(self, server: A2AServer, trust_host_header: bool, tail: str | None) -> None:
         self.server = server
         self.trust_host_header = trust_host_header
+        self.tail = tail  # the fixed routes' own; None: the catch-all's match
 
-    async def __call__(self, request: web.Request, tail: str | None = None) -> web.StreamResponse:
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        # The request is built in a coroutine of its own, so that a stream (which can live
+        # for hours) keeps no copy of the headers and body, nor the locals that built it.
+        response = await self.server.handle(await self._request(request))
+        if isinstance(response, SseResponse):
+            return await _stream(request, response)
+        # All headers at once (pairs: repeated names kept), cheaper than one add() each.
+        return web.Response(status=response.status, body=response.body, headers=response.headers)
+
+    async def _request(self, request: web.Request) -> HttpRequest:
+        tail = self.tail
         if tail is None:
             tail = request.match_info.get(_TAIL, "")
         raw = request.raw_path.split("?", 1)[0]
@@ -72,7 +86,7 @@ class _Handler:
             if request.can_read_body
             else b""
         )
-        core_request = HttpRequest(
+        return HttpRequest(
             method=request.method,
             path=path or "/",
             query=request.rel_url.raw_query_string,  # query_string is half-decoded
@@ -82,13 +96,6 @@ class _Handler:
             base_url=base_url,
             metadata=request.get(_METADATA_KEY) or {},
         )
-        response = await self.server.handle(core_request)
-        # A stream can live for hours: it must not keep our copy of the headers and body.
-        del core_request, body
-        if isinstance(response, SseResponse):
-            return await _stream(request, response)
-        # All headers at once (pairs: repeated names kept), cheaper than one add() each.
-        return web.Response(status=response.status, body=response.body, headers=response.headers)
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes:
@@ -139,31 +146,22 @@ def add_routes(
     trust_host_header: bool = False,
 ) -> None:
     """Serve ``server`` under ``prefix`` of ``app`` (and run it with the app)."""
-    handler = _Handler(server, trust_host_header)
-
-    # aiohttp wants a coroutine function: a callable instance is deprecated ("Bare functions
-    # are deprecated", a DeprecationWarning when the route is added).
-    async def handle(request: web.Request) -> web.StreamResponse:
-        return await handler(request)
-
+    # Bound coroutine methods: aiohttp wants a coroutine function (a callable instance is
+    # deprecated: "Bare functions are deprecated", a DeprecationWarning when the route is
+    # added).
+    handle = _Handler(server, trust_host_header, None).handle
     # The busiest paths (JSON-RPC, the card) as plain routes: aiohttp finds those by a dict
     # lookup, where the catch-all below costs a regular expression match per request.
     protocol = server.protocol
     for fixed in dict.fromkeys(p for p in (protocol.jsonrpc_path, protocol.card_path) if p):
-        app.router.add_route("*", prefix.rstrip("/") + fixed, _fixed(handler, fixed[1:]))
+        fixed_handle = _Handler(server, trust_host_header, fixed[1:]).handle
+        app.router.add_route("*", prefix.rstrip("/") + fixed, fixed_handle)
     app.router.add_route("*", prefix.rstrip("/") + "/{" + _TAIL + ":.*}", handle)
     # The mount point itself ("/a2a" without the slash), for clients that post JSON-RPC there
     # rather than to the URL the card publishes ("/a2a/"). As a sub-application's empty
     # path, it becomes the bare prefix.
     app.router.add_route("*", prefix.rstrip("/"), handle)
     app.cleanup_ctx.append(_cleanup_ctx(server))
-
-
-def _fixed(handler: _Handler, tail: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    async def handle(request: web.Request) -> web.StreamResponse:
-        return await handler(request, tail)
-
-    return handle
 
 
 def a2a_subapp(server: A2AServer, *, trust_host_header: bool = False) -> web.Application:

@@ -91,7 +91,14 @@ class A2AStarlette:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            await self._http(scope, receive, send)
+            # Inline rather than a coroutine of its own: one frame fewer per idle stream. No
+            # local for the request: a stream can live for hours, and must not keep the
+            # request's headers and body alive meanwhile.
+            response = await self.server.handle(await self._request(scope, receive))
+            if isinstance(response, SseResponse):
+                await _send_stream(response, receive, send)
+            else:
+                await _send_response(response, send, head=scope["method"] == "HEAD")
         elif scope["type"] == "lifespan":
             await self._lifespan(receive, send)
 
@@ -115,15 +122,6 @@ class A2AStarlette:
         await send({"type": "lifespan.shutdown.complete"})
 
     # --- requests --------------------------------------------------------------------------
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        # No local for the request: a stream can live for hours, and must not keep the
-        # request's headers and body alive meanwhile.
-        response = await self.server.handle(await self._request(scope, receive))
-        if isinstance(response, SseResponse):
-            await _send_stream(response, receive, send)
-        else:
-            await _send_response(response, send, head=scope["method"] == "HEAD")
 
     async def _request(self, scope: Scope, receive: Receive) -> HttpRequest:
         # Read only: creating the state dicts on every request is for the put_* helpers.
