@@ -185,7 +185,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
     def create_now(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
         """:meth:`create` without waiting; ``on_evict`` hooks wait for
         :meth:`notify_evicted`."""
-        self._evict()
+        self._evict()  # first: an expired task frees its id
         if task.id in self._records:
             raise TaskExistsError(task.id)
         stamp = task.status.timestamp
