@@ -38,25 +38,21 @@ _encoder: Final = msgspec.msgpack.Encoder()
 _decoder: Final = msgspec.msgpack.Decoder(StreamResponse)
 
 
-class _Log:
-    """One task's log: encoded events (``events[i]`` has seq ``i + 1``) and its state."""
+class _Log(msgspec.Struct, gc=False):
+    """One task's log: encoded events (``events[i]`` has seq ``i + 1``) and its state.
 
-    __slots__ = ("closed", "closed_at", "events", "followers", "forgotten", "task_id", "wakeup")
+    Not tracked by the garbage collector: it holds only bytes and plain values (the wake-up
+    event of its followers lives in the log store's ``_wakeups``, outside it), so it can be
+    in no reference cycle, and the thousands of finished logs kept for replay cost every
+    full collection nothing (see ``bench/``).
+    """
 
-    def __init__(self, task_id: str) -> None:
-        self.task_id = task_id
-        self.events: list[bytes] | tuple[bytes, ...] = []
-        self.closed = False
-        self.closed_at = 0.0
-        self.forgotten = False
-        # Set (and dropped) by the next append, close or forget; None while nobody waits.
-        self.wakeup: anyio.Event | None = None
-        self.followers = 0
-
-    def wake(self) -> None:
-        if self.wakeup is not None:
-            self.wakeup.set()
-            self.wakeup = None
+    task_id: str
+    events: list[bytes] | tuple[bytes, ...] = msgspec.field(default_factory=list)
+    closed: bool = False
+    closed_at: float = 0.0
+    forgotten: bool = False
+    followers: int = 0
 
 
 class InMemoryEventLog(ImmediateEventLog):
@@ -93,10 +89,18 @@ class InMemoryEventLog(ImmediateEventLog):
         self._closed: deque[_Log] = deque()
         self._closed_count = 0
         self._buffer = bytearray()
+        # One event per log that has waiting followers, set (and dropped) by the next
+        # append, close or forget of that log.
+        self._wakeups: dict[str, anyio.Event] = {}
 
     def __len__(self) -> int:
         """How many logs are held now (expired ones leave at the next operation)."""
         return len(self._logs)
+
+    def _wake(self, task_id: str) -> None:
+        wakeup = self._wakeups.pop(task_id, None)
+        if wakeup is not None:
+            wakeup.set()
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         """Append an event and wake the log's followers; return its seq (1, 2, ...).
@@ -120,7 +124,7 @@ class InMemoryEventLog(ImmediateEventLog):
         if log.closed or not isinstance(events, list):
             raise LocalProtocolError(f"The event log of task {task_id!r} is closed")
         events.append(blob)
-        log.wake()
+        self._wake(task_id)
         return len(events)
 
     async def close(self, task_id: str) -> None:
@@ -142,7 +146,7 @@ class InMemoryEventLog(ImmediateEventLog):
         log.events = tuple(log.events)
         self._closed.append(log)
         self._closed_count += 1
-        log.wake()
+        self._wake(task_id)
         self._expire()
 
     async def read(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
@@ -186,9 +190,9 @@ class InMemoryEventLog(ImmediateEventLog):
                     continue
                 if log.closed:
                     return
-                wakeup = log.wakeup
+                wakeup = self._wakeups.get(task_id)
                 if wakeup is None:
-                    wakeup = log.wakeup = anyio.Event()
+                    wakeup = self._wakeups[task_id] = anyio.Event()
                 if idle_timeout is None:
                     await wakeup.wait()
                     continue
@@ -198,13 +202,12 @@ class InMemoryEventLog(ImmediateEventLog):
                     return
         finally:
             log.followers -= 1
-            if (
-                log.followers == 0
-                and not log.events
-                and not log.closed
-                and self._logs.get(task_id) is log
-            ):
-                del self._logs[task_id]  # an empty log only followers created
+            current = self._logs.get(task_id) is log
+            if log.followers == 0:
+                if current or task_id not in self._logs:
+                    self._wakeups.pop(task_id, None)  # nobody is left to wake
+                if current and not log.events and not log.closed:
+                    del self._logs[task_id]  # an empty log only followers created
 
     async def forget(self, task_id: str) -> None:
         """Drop a task's log now, whatever its state; its followers end at once."""
@@ -216,7 +219,7 @@ class InMemoryEventLog(ImmediateEventLog):
         if log.closed:
             self._closed_count -= 1
             self._compact()
-        log.wake()
+        self._wake(task_id)
 
     # -- retention -----------------------------------------------------------------------
 

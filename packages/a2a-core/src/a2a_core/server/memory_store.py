@@ -71,6 +71,9 @@ _LIVE_STATES: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 # Tasks without a status timestamp get a time before any real one, so they sort last.
 _NO_TIMESTAMP: Final = -(1 << 62)
 
+# Contexts with up to this many tasks keep their index as a tuple (see _by_context).
+_SMALL_CONTEXT: Final = 32
+
 _TOKEN_VERSION: Final = 1
 _TOKEN_MAC_SIZE: Final = 8
 _TOKEN_MAX_LENGTH: Final = 1024
@@ -145,7 +148,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
         # rather than (tenant, context) keys: most contexts hold one task, and a key tuple
         # per context would cost more than the index entry itself.
         self._by_tenant: dict[str, list[_Key]] = {}
-        self._by_context: dict[str, dict[str, list[_Key]]] = {}
+        # Per context, a tuple while it is small (most contexts hold one task or a few):
+        # a tuple of keys is not tracked by the garbage collector, where ten thousand
+        # one-task lists were ten thousand more objects for every full collection to walk.
+        self._by_context: dict[str, dict[str, tuple[_Key, ...] | list[_Key]]] = {}
         # Terminal tasks in the order they became terminal. Entries of tasks deleted since
         # are skipped lazily (a record is current when `_records` still maps its id to it).
         self._terminal_queue: deque[_Record] = deque()
@@ -272,7 +278,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
 
         if visible is None and query.state is TaskState.UNSPECIFIED:
             start = max(low, high - query.page_size)
-            page_keys = keys[start:high]
+            page_keys = list(keys[start:high])
             page_keys.reverse()
             tasks = [_task_decoder.decode(self._blob(self._records[k[1]])) for k in page_keys]
             more = start > low
@@ -349,13 +355,32 @@ class InMemoryTaskStore(ImmediateTaskStore):
         insort(self._by_tenant.setdefault(record.tenant, []), record.key)
         if record.context_id:
             contexts = self._by_context.setdefault(record.tenant, {})
-            insort(contexts.setdefault(record.context_id, []), record.key)
+            keys = contexts.get(record.context_id)
+            if keys is None:
+                contexts[record.context_id] = (record.key,)
+            elif type(keys) is tuple and len(keys) < _SMALL_CONTEXT:
+                at = bisect_left(keys, record.key)
+                contexts[record.context_id] = (*keys[:at], record.key, *keys[at:])
+            else:
+                grown = keys if isinstance(keys, list) else list(keys)
+                insort(grown, record.key)
+                contexts[record.context_id] = grown
 
     def _unindex(self, record: _Record) -> None:
-        _discard(self._by_tenant, record.tenant, record.key)
+        tenant_keys = self._by_tenant[record.tenant]
+        _discard(tenant_keys, record.key)
+        if not tenant_keys:
+            del self._by_tenant[record.tenant]
         if record.context_id:
             contexts = self._by_context[record.tenant]
-            _discard(contexts, record.context_id, record.key)
+            keys = contexts[record.context_id]
+            if isinstance(keys, tuple):
+                keys = tuple(k for k in keys if k != record.key)
+                contexts[record.context_id] = keys
+            else:
+                _discard(keys, record.key)
+            if not keys:
+                del contexts[record.context_id]  # one index per context adds up
             if not contexts:
                 del self._by_context[record.tenant]
 
@@ -457,10 +482,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
             raise invalid from None
 
 
-def _discard(index: dict[str, list[_Key]], name: str, key: _Key) -> None:
-    keys = index[name]
+def _discard(keys: list[_Key], key: _Key) -> None:
     position = bisect_left(keys, key)
     if position < len(keys) and keys[position] == key:
         del keys[position]
-    if not keys:
-        del index[name]  # one list per context adds up: drop it when empty
