@@ -7,14 +7,21 @@ Adapters call :meth:`A2AServer.handle`; agents receive a :class:`TaskContext`.
 from a2a_core.server.agent import Agent, AgentResult, AuthRequired, InputRequired
 from a2a_core.server.app import A2AServer, AuthorizeTask, ExtendedCard, Service
 from a2a_core.server.context import TaskContext
-from a2a_core.server.events import EventLog, LoggedEvent
+from a2a_core.server.events import EventLog, ImmediateEventLog, LoggedEvent
 from a2a_core.server.extensions import Extension, TimestampExtension
 from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.memory_store import InMemoryTaskStore
 from a2a_core.server.push import PushConfigStore, PushSender, PushTarget
 from a2a_core.server.push_delivery import WebhookPushSender
-from a2a_core.server.store import StoredTask, TaskPage, TaskQuery, TaskStore
+from a2a_core.server.store import (
+    ImmediateTaskStore,
+    LoggedTaskStore,
+    StoredTask,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+)
 
 __all__ = [
     "A2AServer",
@@ -25,11 +32,14 @@ __all__ = [
     "EventLog",
     "ExtendedCard",
     "Extension",
+    "ImmediateEventLog",
+    "ImmediateTaskStore",
     "InMemoryEventLog",
     "InMemoryPushConfigStore",
     "InMemoryTaskStore",
     "InputRequired",
     "LoggedEvent",
+    "LoggedTaskStore",
     "PushConfigStore",
     "PushSender",
     "PushTarget",
