@@ -77,7 +77,10 @@ class _Handler:
         # path so that escapes inside ids survive.
         prefix = request.path[: len(request.path) - len(tail)].rstrip("/")
         path = raw[len(prefix) :] if prefix and raw.startswith(prefix) else raw
-        base_url = request.get(_BASE_URL_KEY)
+        # The put_* overrides live in the request's own mapping, whose get() pays for a
+        # KeyError per missing key: look only when something was put there.
+        overrides = len(request) > 0
+        base_url = request.get(_BASE_URL_KEY) if overrides else None
         if base_url is None and self.trust_host_header:
             base_url = f"{request.scheme}://{request.host}{prefix}"
         # No body (GET, HEAD): nothing to await (the card, GetTask, subscribe...).
@@ -92,9 +95,9 @@ class _Handler:
             query=request.rel_url.raw_query_string,  # query_string is half-decoded
             headers=Headers(request.headers.items()),
             body=body,
-            identity=request.get(IDENTITY_KEY),
+            identity=request.get(IDENTITY_KEY) if overrides else None,
             base_url=base_url,
-            metadata=request.get(_METADATA_KEY) or {},
+            metadata=(request.get(_METADATA_KEY) if overrides else None) or {},
         )
 
 
