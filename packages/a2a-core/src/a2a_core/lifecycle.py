@@ -120,8 +120,10 @@ def _apply_artifact(task: Task, update: TaskArtifactUpdateEvent) -> Task:
 
 
 def _appended(existing: Artifact, chunk: Artifact) -> Artifact:
-    # Runs for every chunk of a streamed artifact: most chunks bring only parts, so the
-    # metadata and extensions are merged only when the chunk has some.
+    # Runs for every chunk of a streamed artifact, and most chunks bring only parts: the
+    # other fields are merged (and passed to replace) only when the chunk sets them.
+    if not (chunk.metadata or chunk.extensions or chunk.name or chunk.description):
+        return msgspec.structs.replace(existing, parts=[*existing.parts, *chunk.parts])
     metadata = existing.metadata
     if chunk.metadata:
         metadata = {**metadata, **chunk.metadata}

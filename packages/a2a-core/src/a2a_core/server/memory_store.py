@@ -211,8 +211,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
 
     def save_now(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """:meth:`save` without waiting; ``on_evict`` hooks wait for :meth:`notify_evicted`."""
-        self._evict()
         record = self._records.get(task.id)
+        if record is not None and record.terminal_since is not None:
+            self._evict()  # a finished task may have expired: then it is gone
+            record = self._records.get(task.id)
         if record is None:
             raise ConcurrentUpdateError(f"task {task.id!r} is not stored")
         if record.version != expected_version:
@@ -229,7 +231,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
                 self._unindex(record)
                 record.key, record.context_id = key, task.context_id
                 self._index(record)
-        self._evict()
+        # Only a finished task counts against the bounds; the writes of a task still being
+        # worked on (every streamed chunk) leave eviction to the next create or read.
+        if record.terminal_since is not None:
+            self._evict()
         return StoredTask(
             task=task, version=record.version, last_seq=last_seq, tenant=record.tenant
         )
