@@ -37,12 +37,7 @@ same script; see :mod:`a2a_redis.backend` for the leases built on it.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import datetime as _dt
-import hmac
 import os
-import re
 import secrets
 from typing import Any, Final, cast
 
@@ -51,6 +46,13 @@ from redis.asyncio import Redis
 
 from a2a_core.errors import LocalProtocolError
 from a2a_core.server import StoredTask, TaskPage, TaskQuery, TaskStore
+from a2a_core.server.page_tokens import (
+    NO_TIMESTAMP,
+    make_token,
+    query_scope,
+    read_token,
+    status_micros,
+)
 from a2a_core.server.store import (
     ConcurrentUpdateError,
     InvalidPageTokenError,
@@ -70,18 +72,12 @@ RUNNING_STATES: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 _encoder: Final = msgspec.msgpack.Encoder()
 _task_decoder: Final = msgspec.msgpack.Decoder(Task)
 
-_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-_MICROSECOND: Final = _dt.timedelta(microseconds=1)
 # Status times are stored offset by 2**62 microseconds, so that every time (and "no
 # timestamp", which sorts last) is a non-negative 16-digit hex number.
-_OFFSET: Final = 1 << 62
+_OFFSET: Final = -NO_TIMESTAMP  # 2**62
 _MEMBER_ID_START: Final = 17  # after "{16 hex digits}:"
 _SCAN_CHUNK: Final = 200
 
-_TOKEN_VERSION: Final = 1
-_TOKEN_MAC_SIZE: Final = 8
-_TOKEN_MAX_LENGTH: Final = 1024
-_TOKEN_ALPHABET: Final = re.compile(r"[A-Za-z0-9_-]+")
 
 # The writes of the task writer take their small arguments packed in one msgpack array
 # (ARGV[1], unpacked by the script), then the task and the event as they are: a dozen
@@ -206,17 +202,9 @@ return out
 """
 
 
-def _micros(timestamp: _dt.datetime | None) -> int:
-    if timestamp is None:
-        return -_OFFSET
-    if timestamp.tzinfo is None:
-        timestamp = timestamp.replace(tzinfo=_dt.UTC)
-    return (timestamp - _EPOCH) // _MICROSECOND
-
-
 def index_member(task: Task) -> str:
     """The task's place in ListTasks order (see the module docstring)."""
-    return f"{_micros(task.status.timestamp) + _OFFSET:016x}:{task.id}"
+    return f"{status_micros(task.status.timestamp) + _OFFSET:016x}:{task.id}"
 
 
 class RedisTaskStore(TaskStore):
@@ -434,13 +422,13 @@ class RedisTaskStore(TaskStore):
             raise ValueError("page_size must be at least 1")
         state = "" if query.state is TaskState.UNSPECIFIED else query.state.value
         index = self.keys.index(query.tenant, query.context_id, state)
-        scope = _query_scope(query)
+        scope = query_scope(query)
         try:
             secret = await self._token_secret()
             cursor = self._read_token(query.page_token, scope, secret) if query.page_token else ""
             await self.sweep()
             after = query.status_timestamp_after
-            low = "-" if after is None else f"[{_micros(after) + _OFFSET:016x}"
+            low = "-" if after is None else f"[{status_micros(after) + _OFFSET:016x}"
             high = f"({cursor}" if cursor else "+"
             if visible is None:
                 total, rows = await self._rows(index, low, high, query.page_size + 1, True)
@@ -532,42 +520,16 @@ class RedisTaskStore(TaskStore):
             self._secret = value if isinstance(value, bytes) else value.encode()
         return self._secret
 
-    @staticmethod
-    def _sign(secret: bytes, body: bytes, scope: bytes) -> bytes:
-        return hmac.digest(secret, scope + body, "sha256")[:_TOKEN_MAC_SIZE]
-
     def _make_token(self, member: str, scope: bytes, secret: bytes) -> str:
-        body = bytes([_TOKEN_VERSION]) + member.encode()
-        raw = body[:1] + self._sign(secret, body, scope) + body[1:]
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        return make_token(secret, scope, member.encode())
 
     def _read_token(self, token: str, scope: bytes, secret: bytes) -> str:
-        invalid = InvalidPageTokenError("invalid page token")
-        if len(token) > _TOKEN_MAX_LENGTH or not _TOKEN_ALPHABET.fullmatch(token):
-            raise invalid
+        """The index member in a token this store issued for the same filters, else
+        :class:`InvalidPageTokenError`."""
+        cursor = read_token(secret, scope, token)
         try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        except (binascii.Error, ValueError):
-            raise invalid from None
-        if len(raw) <= 1 + _TOKEN_MAC_SIZE + _MEMBER_ID_START or raw[0] != _TOKEN_VERSION:
-            raise invalid
-        mac, payload = raw[1 : 1 + _TOKEN_MAC_SIZE], raw[1 + _TOKEN_MAC_SIZE :]
-        if not hmac.compare_digest(mac, self._sign(secret, raw[:1] + payload, scope)):
-            raise invalid
-        try:
-            return payload.decode()
-        except UnicodeDecodeError:  # pragma: no cover - only if our own encoding changed
-            raise invalid from None
-
-
-def _query_scope(query: TaskQuery) -> bytes:
-    """What a token is bound to: the filters (not the page size, which may change)."""
-    after = query.status_timestamp_after
-    return _encoder.encode(
-        (
-            query.tenant,
-            query.context_id,
-            query.state.value,
-            None if after is None else _micros(after),
-        )
-    )
+            if len(cursor) <= _MEMBER_ID_START:
+                raise ValueError(cursor)
+            return cursor.decode()
+        except (UnicodeDecodeError, ValueError):
+            raise InvalidPageTokenError("invalid page token") from None

@@ -18,13 +18,9 @@ number of anyio tasks on one event loop.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as _dt
-import hmac
 import inspect
 import logging
-import re
 import secrets
 import time
 from bisect import bisect_left, insort
@@ -36,6 +32,7 @@ import msgspec
 
 from a2a_core.types import Task, TaskState
 
+from .page_tokens import make_token, query_scope, read_token, status_micros
 from .store import (
     ConcurrentUpdateError,
     ImmediateTaskStore,
@@ -64,28 +61,11 @@ _encoder: Final = msgspec.msgpack.Encoder()
 _task_decoder: Final = msgspec.msgpack.Decoder(Task)
 _cursor_decoder: Final = msgspec.msgpack.Decoder(tuple[int, str])
 
-_EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-_MICROSECOND: Final = _dt.timedelta(microseconds=1)
 # States in which a task is still being written to: kept as objects until read or settled.
 _LIVE_STATES: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
-# Tasks without a status timestamp get a time before any real one, so they sort last.
-_NO_TIMESTAMP: Final = -(1 << 62)
 
 # Contexts with up to this many tasks keep their index as a tuple (see _by_context).
 _SMALL_CONTEXT: Final = 32
-
-_TOKEN_VERSION: Final = 1
-_TOKEN_MAC_SIZE: Final = 8
-_TOKEN_MAX_LENGTH: Final = 1024
-_TOKEN_ALPHABET: Final = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _micros(timestamp: _dt.datetime | None) -> int:
-    if timestamp is None:
-        return _NO_TIMESTAMP
-    if timestamp.tzinfo is None:  # TaskStatus normalises to UTC; be safe with raw values
-        timestamp = timestamp.replace(tzinfo=_dt.UTC)
-    return (timestamp - _EPOCH) // _MICROSECOND
 
 
 class _Record(msgspec.Struct, gc=False):
@@ -195,7 +175,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
         if task.id in self._records:
             raise TaskExistsError(task.id)
         stamp = task.status.timestamp
-        record = _Record((_micros(stamp), task.id), tenant, task.context_id, stamp=stamp)
+        record = _Record((status_micros(stamp), task.id), tenant, task.context_id, stamp=stamp)
         self._write(record, task, last_seq)
         self._records[task.id] = record
         self._index(record)
@@ -226,7 +206,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
         # Most writes (every chunk of a streamed artifact) keep the status: same place.
         if stamp is not record.stamp or task.context_id != record.context_id:
             record.stamp = stamp
-            key = (_micros(stamp), task.id)
+            key = (status_micros(stamp), task.id)
             if key != record.key or task.context_id != record.context_id:
                 self._unindex(record)
                 record.key, record.context_id = key, task.context_id
@@ -270,7 +250,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
             raise ValueError("page_size must be at least 1")
         self._evict()
         await self.notify_evicted()
-        scope = self._query_scope(query)
+        scope = query_scope(query)
         cursor = self._read_token(query.page_token, scope) if query.page_token else None
         if query.context_id:
             keys = self._by_context.get(query.tenant, {}).get(query.context_id, [])
@@ -278,7 +258,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
             keys = self._by_tenant.get(query.tenant, [])
         low = 0
         if query.status_timestamp_after is not None:
-            low = bisect_left(keys, (_micros(query.status_timestamp_after), ""))
+            low = bisect_left(keys, (status_micros(query.status_timestamp_after), ""))
         high = len(keys) if cursor is None else max(low, bisect_left(keys, cursor))
 
         if visible is None and query.state is TaskState.UNSPECIFIED:
@@ -443,48 +423,19 @@ class InMemoryTaskStore(ImmediateTaskStore):
             except Exception:
                 _logger.exception("on_evict hook failed for task %s", task_id)
 
-    # -- page tokens ---------------------------------------------------------------------
-
-    @staticmethod
-    def _query_scope(query: TaskQuery) -> bytes:
-        """What a token is bound to: the filters (not the page size, which may change)."""
-        after = query.status_timestamp_after
-        return _encoder.encode(
-            (
-                query.tenant,
-                query.context_id,
-                query.state.value,
-                None if after is None else _micros(after),
-            )
-        )
-
-    def _sign(self, body: bytes, scope: bytes) -> bytes:
-        return hmac.digest(self._token_key, scope + body, "sha256")[:_TOKEN_MAC_SIZE]
+    # -- page tokens (the envelope and signature: page_tokens) ------------------------
 
     def _make_token(self, key: _Key, scope: bytes) -> str:
-        body = bytes([_TOKEN_VERSION]) + _encoder.encode(key)
-        raw = body[:1] + self._sign(body, scope) + body[1:]
-        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+        return make_token(self._token_key, scope, _encoder.encode(key))
 
     def _read_token(self, token: str, scope: bytes) -> _Key:
         """The cursor in a token this store issued for the same filters, else
         :class:`InvalidPageTokenError`."""
-        invalid = InvalidPageTokenError("invalid page token")
-        if len(token) > _TOKEN_MAX_LENGTH or not _TOKEN_ALPHABET.fullmatch(token):
-            raise invalid
+        cursor = read_token(self._token_key, scope, token)
         try:
-            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        except (binascii.Error, ValueError):
-            raise invalid from None
-        if len(raw) <= 1 + _TOKEN_MAC_SIZE or raw[0] != _TOKEN_VERSION:
-            raise invalid
-        mac, payload = raw[1 : 1 + _TOKEN_MAC_SIZE], raw[1 + _TOKEN_MAC_SIZE :]
-        if not hmac.compare_digest(mac, self._sign(raw[:1] + payload, scope)):
-            raise invalid
-        try:
-            return _cursor_decoder.decode(payload)
+            return _cursor_decoder.decode(cursor)
         except msgspec.DecodeError:  # pragma: no cover - only if our own encoding changed
-            raise invalid from None
+            raise InvalidPageTokenError("invalid page token") from None
 
 
 def _discard(keys: list[_Key], key: _Key) -> None:
