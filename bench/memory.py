@@ -34,14 +34,9 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-PAGE = os.sysconf("SC_PAGE_SIZE")
+sys.path.insert(0, str(BENCH))
 
-
-def rss_bytes(pid: int | str = "self") -> int:
-    """Resident set size now (not the peak, unlike ``getrusage``)."""
-    with open(f"/proc/{pid}/statm") as statm:
-        return int(statm.read().split()[1]) * PAGE
-
+from memory_store import rss_bytes  # noqa: E402  (a sibling script)
 
 # --- stored tasks ------------------------------------------------------------------------
 
@@ -65,41 +60,15 @@ async def store_ours(count: int) -> float:
 
 
 def _sdk_task(n: int) -> Any:
-    """The same small completed task as ``memory_store.small_task``, as the SDK's protobuf."""
-    import uuid
+    """The same small completed task as ``memory_store.small_task``, as the SDK's protobuf
+    (our v1.0 JSON is ProtoJSON, which protobuf parses as it is)."""
+    from a2a.types import Task
+    from google.protobuf import json_format
+    from memory_store import small_task
 
-    from a2a.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
-    from google.protobuf.timestamp_pb2 import Timestamp
+    from a2a_core import codec
 
-    task_id, context_id = str(uuid.uuid4()), str(uuid.uuid4())
-    when = Timestamp(seconds=1735689600 + n // 1000, nanos=(n % 1000) * 1_000_000)
-    return Task(
-        id=task_id,
-        context_id=context_id,
-        status=TaskStatus(
-            state=TaskState.TASK_STATE_COMPLETED,
-            timestamp=when,
-            message=Message(
-                message_id=str(uuid.uuid4()),
-                context_id=context_id,
-                task_id=task_id,
-                role=Role.ROLE_AGENT,
-                parts=[Part(text="Done: here is your answer.")],
-            ),
-        ),
-        history=[
-            Message(
-                message_id=str(uuid.uuid4()),
-                context_id=context_id,
-                task_id=task_id,
-                role=Role.ROLE_USER,
-                parts=[Part(text=f"What is the weather in Paris? #{n:06d}")],
-            )
-        ],
-        artifacts=[
-            Artifact(artifact_id=str(uuid.uuid4()), parts=[Part(text="Sunny, 21 degrees C.")])
-        ],
-    )
+    return json_format.Parse(codec.encode(small_task(n)), Task())
 
 
 async def store_sdk(count: int) -> float:

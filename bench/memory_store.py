@@ -25,9 +25,9 @@ from a2a_core.types import Artifact, Message, Part, Role, Task, TaskState, TaskS
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def rss_bytes() -> int:
+def rss_bytes(pid: int | str = "self") -> int:
     """Resident set size now (not the peak, unlike ``getrusage``)."""
-    with open("/proc/self/statm") as statm:
+    with open(f"/proc/{pid}/statm") as statm:
         return int(statm.read().split()[1]) * PAGE
 
 
