@@ -3,7 +3,7 @@
 ``await server.handle(HttpRequest)`` returns an :class:`HttpResponse` or an
 :class:`SseResponse`. In between, the sans-IO :class:`ServerProtocol` checks and decodes the
 request into a :class:`Call`; this module authorizes and executes it (running the agent in
-the server's background task group), then lets the protocol encode the reply. The server
+the server's background, see ``_background``), then lets the protocol encode the reply. The server
 must be running (``async with server:``, or the adapter's lifespan) so that agents and push
 delivery have somewhere to live that outlasts a request.
 """

@@ -347,8 +347,9 @@ class TaskContext:
         await writer.emit(StreamResponse(artifact_update=update))
         return artifact.artifact_id
 
-    async def answer(self, content: str | Part | Sequence[Part] | Artifact) -> None:
-        """Complete the task with ``content`` as its artifact (what returning it does)."""
+    async def _answer(self, content: str | Part | Sequence[Part] | Artifact) -> None:
+        """Complete the task with ``content`` as its artifact: what an agent returning
+        ``content`` does (the runtime calls it; agents return their result)."""
         if self._writer is None:
             store = self._answer_new_task(content)
             if store is not None:

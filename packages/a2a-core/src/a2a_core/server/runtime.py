@@ -2,7 +2,7 @@
 
 :class:`Runtime` holds what every execution shares (store, event log, push, the registry of
 running executions) and creates tasks. :class:`Execution` runs the agent for one message in
-the server's background task group, detached from the request that started it: a client
+the server's background (``_background``), detached from the request that started it: a client
 that goes away never cancels or corrupts a task. The request only waits on the execution's
 signals (task created, result ready, settled).
 """
@@ -365,7 +365,7 @@ class Execution:
                 await ctx.complete()
             return  # WORKING: left open, to be finished elsewhere; else already settled
         if isinstance(result, str | Part | Artifact | Sequence):
-            await ctx.answer(result)
+            await ctx._answer(result)
             return
         raise TypeError(f"an agent cannot return a {type(result).__name__}")
 
