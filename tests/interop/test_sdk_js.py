@@ -41,7 +41,7 @@ from interop.servers import ADAPTERS, IDENTITY, QUESTION, TOKEN, Delivery, serve
 pytestmark = pytest.mark.interop
 
 JS_DIR = Path(__file__).with_name("js")
-SCRIPT = JS_DIR / "client.mjs"
+SCRIPTS = ("client.mjs", "push_bodies.mjs")
 MANIFESTS = ("package.json", "package-lock.json")
 BINDINGS = ("JSONRPC", "HTTP+JSON")
 VERSIONS = ("1.0", "0.3")
@@ -73,9 +73,20 @@ def _node_major(node: str) -> int | None:
         return None
 
 
+@dataclass(frozen=True)
+class Node:
+    """Where the scripts run next to an installed ``@a2a-js/sdk``."""
+
+    node: str
+    home: Path
+
+    def command(self, script: str, *args: str) -> list[str]:
+        return [self.node, str(self.home / script), *args]
+
+
 @pytest.fixture(scope="session")
-def js_client(request: pytest.FixtureRequest) -> list[str]:
-    """The command that runs ``client.mjs`` next to an installed ``@a2a-js/sdk``."""
+def js_client(request: pytest.FixtureRequest) -> Node:
+    """``node`` and a folder holding ``@a2a-js/sdk`` (installed once per lock file)."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("the @a2a-js/sdk interop tests need node and npm on PATH (not found)")
@@ -119,12 +130,12 @@ def js_client(request: pytest.FixtureRequest) -> list[str]:
         with contextlib.suppress(OSError):  # another session may have won the race
             staging.rename(home)
         shutil.rmtree(staging, ignore_errors=True)
-    # ES modules resolve packages from the script's folder: run a copy next to node_modules.
-    script = home / SCRIPT.name
-    copy = home / f"{SCRIPT.name}.{os.getpid()}.tmp"
-    shutil.copyfile(SCRIPT, copy)
-    copy.replace(script)
-    return [node, str(script)]
+    # ES modules resolve packages from the script's folder: run copies next to node_modules.
+    for name in SCRIPTS:
+        copy = home / f"{name}.{os.getpid()}.tmp"
+        shutil.copyfile(JS_DIR / name, copy)
+        copy.replace(home / name)
+    return Node(node, home)
 
 
 # --- one run of the client script per adapter, binding and version ------------------------
@@ -140,6 +151,8 @@ class Run:
     url: str
     out: dict[str, Any]
     deliveries: list[Delivery]
+    parsed_deliveries: list[dict[str, Any]]
+    """Each delivery's body as the SDK's receiver-side parser read it (``push_bodies.mjs``)."""
     raw_stream: list[dict[str, Any]] | None
     """The data of each SSE event of a ``stream 3`` sent with httpx (v0.3 REST only)."""
 
@@ -174,14 +187,15 @@ def anyio_backend() -> str:
     ids=lambda param: "-".join(param).replace("HTTP+JSON", "rest").replace("JSONRPC", "jsonrpc"),
 )
 async def run(
-    request: pytest.FixtureRequest, js_client: list[str], anyio_backend: str
+    request: pytest.FixtureRequest, js_client: Node, anyio_backend: str
 ) -> AsyncIterator[Run]:
     adapter, binding, version = request.param
     legacy = version == "0.3"
     async with webhook() as hook, serve(adapter, legacy_card_fields=legacy) as served:
         with anyio.fail_after(60):
             result = await anyio.run_process(
-                [*js_client, served.url, binding, version, hook.url, TOKEN], check=False
+                js_client.command("client.mjs", served.url, binding, version, hook.url, TOKEN),
+                check=False,
             )
         stderr = result.stderr.decode(errors="replace")
         assert result.returncode == 0, f"the JS client failed:\n{stderr[-4000:]}"
@@ -194,8 +208,18 @@ async def run(
                     await hook.wait_for(
                         lambda d, t=task_id: delivered(d.body) == (t, "completed"), timeout=10
                     )
+        deliveries = list(hook.received)
+        with anyio.fail_after(30):
+            parsed = await anyio.run_process(
+                js_client.command("push_bodies.mjs", version),
+                input=json.dumps([d.body for d in deliveries]).encode(),
+                check=False,
+            )
+        assert parsed.returncode == 0, parsed.stderr.decode(errors="replace")[-4000:]
         raw = await raw_v0_3_rest_stream(served.url) if legacy and binding == "HTTP+JSON" else None
-        yield Run(adapter, binding, version, served.url, out, list(hook.received), raw)
+        yield Run(
+            adapter, binding, version, served.url, out, deliveries, json.loads(parsed.stdout), raw
+        )
 
 
 async def raw_v0_3_rest_stream(url: str) -> list[dict[str, Any]]:
@@ -555,6 +579,31 @@ def test_push_delivery(run: Run) -> None:
         assert texts(delivery.body["artifacts"][0]["parts"]) == ["released"]
     assert delivery.headers["x-a2a-notification-token"] == "tok-1"
     assert delivery.headers["authorization"] == "Bearer s3cret"
+
+
+def test_push_bodies_parse_with_the_sdk(run: Run) -> None:
+    """Every body we pushed is an event the SDK's receiver side reads (v0.3: translated)."""
+    assert run.deliveries
+    assert [p for p in run.parsed_deliveries if "error" in p] == []
+    events = [p["ok"] for p in run.parsed_deliveries]
+    task_id = run.ok("push_task_id")
+    ours = [e for e in events if task_id in (e.get("task", {}).get("id"), task_of(e))]
+    assert ours
+    last = ours[-1]
+    if run.version == "1.0":
+        assert state_of(last["statusUpdate"]) == "TASK_STATE_COMPLETED"
+    else:
+        # A v0.3 body is the whole Task: the SDK reads it as a task event.
+        assert state_of(last["task"]) == "TASK_STATE_COMPLETED"
+        assert texts(last["task"]["artifacts"][0]["parts"]) == ["released"]
+
+
+def task_of(event: dict[str, Any]) -> str | None:
+    """The task id of a status or artifact update event."""
+    for case in ("statusUpdate", "artifactUpdate"):
+        if case in event:
+            return str(event[case]["taskId"])
+    return None
 
 
 def test_push_config_in_send_configuration(run: Run) -> None:
