@@ -5,8 +5,9 @@
 
 The kits tell the agent what to do through the ``messageId`` prefix of each message (see
 :class:`ConformanceAgent`). Besides the agent, this example shows three things a real server
-needs: an extended agent card for authenticated callers, an identity set by the framework's
-own middleware (here: any ``Authorization: Bearer ...`` counts as authenticated), and push
+needs: an extended agent card (served to anonymous callers too, since the kits send no
+credentials: an option that is off by default), an identity set by the framework's own
+middleware (here: any ``Authorization: Bearer ...`` counts as authenticated), and push
 notifications to a webhook on the same machine (loopback, refused by default).
 """
 
@@ -162,7 +163,7 @@ def main() -> None:
     extended_skill = AgentSkill(
         id="conformance-extended",
         name="Conformance (extended)",
-        description="Shown to authenticated callers only.",
+        description="Shown in the extended card only.",
         tags=["conformance"],
     )
     server = A2AServer(
@@ -177,6 +178,8 @@ def main() -> None:
             extended=True,
             modes=("text/plain", "application/json"),
         ),
+        # The kits send no credentials, and ask for the extended card all the same.
+        extended_card_for_anonymous=True,
         legacy_card_fields=args.v03_card,
         # The kits receive push notifications on a local webhook.
         push_allow_hosts=["localhost", "127.0.0.0/8", "::1"],

@@ -220,6 +220,40 @@ async def test_extended_card_for_an_authenticated_caller(harness: Harness, via: 
     assert anonymous["code"] == -32004 and anonymous_v03["code"] == -32004
 
 
+async def test_extended_card_for_anonymous_callers_by_choice(harness: Harness) -> None:
+    """``extended_card_for_anonymous=True`` serves it to callers without an identity too (the
+    card function gets ``None``); authenticated callers still get their own."""
+
+    def overrides(headers: Any) -> Overrides:
+        return Overrides(identity=headers.get("x-user"))
+
+    seen: list[Any] = []
+
+    def card_for(identity: Any) -> Any:
+        seen.append(identity)
+        return per_caller_card(identity or "anyone")
+
+    server = A2AServer(
+        echo,
+        card=make_card(extended=True),
+        extended_card=card_for,
+        extended_card_for_anonymous=True,
+        base_url=harness.base_url,
+    )
+    async with harness.serve(server, middleware=overrides) as live:
+        v1 = await live.result("GetExtendedAgentCard")
+        v03 = await live.result("agent/getAuthenticatedExtendedCard", version="0.3")
+        rest_v1 = await live.rest("GET", "/extendedAgentCard")
+        rest_v03 = await live.rest("GET", "/v1/card", version=None)
+        named = await live.result("GetExtendedAgentCard", headers={"x-user": "gus"})
+    assert v1["skills"][-1]["name"] == "For anyone"
+    assert v03["skills"][-1]["name"] == "For anyone"
+    assert rest_v1.status_code == 200 and rest_v1.json()["skills"][-1]["name"] == "For anyone"
+    assert rest_v03.status_code == 200, rest_v03.text
+    assert named["skills"][-1]["name"] == "For gus"
+    assert seen.count(None) == 4
+
+
 async def test_extended_card_not_declared_or_not_configured(harness: Harness) -> None:
     def user(headers: Any) -> Overrides:
         return Overrides(identity="erin")

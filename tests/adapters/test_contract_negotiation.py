@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import pytest
 
+from a2a_core.call import Call
 from a2a_core.server import A2AServer, Extension, TaskContext, TimestampExtension
 from a2a_core.types import AgentExtension
-from adapters.contract import Harness, make_card, rpc_body, send_params
+from adapters.contract import Harness, make_card, message_v03, rpc_body, send_params
 
 pytestmark = pytest.mark.anyio
 
@@ -116,6 +118,123 @@ async def test_extensions_are_activated_and_echoed(harness: Harness) -> None:
     assert stamp.uri in streamed.data[0]["result"]["task"]["metadata"]
     assert rest.headers["a2a-extensions"] == stamp.uri
     assert stamp.uri in rest.json()["task"]["metadata"]
+
+
+class ChoosyStamp(TimestampExtension):
+    """Stamps replies, but declines to activate when the client also asks for ``decline``."""
+
+    def __init__(self, uri: str, *, required: bool = False) -> None:
+        super().__init__(uri)
+        self.declaration = AgentExtension(uri=uri, required=required)
+        self.decline = uri + ":decline"
+        self.seen: list[str] = []
+
+    def activate(self, requested: Sequence[str], call: Call) -> bool:
+        self.seen.append(call.operation.value)
+        return self.uri in requested and self.decline not in requested
+
+    def on_result(self, call: Call, result: Any) -> Any:
+        self.seen.append("on_result")
+        return super().on_result(call, result)
+
+
+#: A SendMessage in each (binding, dialect): (method or None for REST, path, body, version).
+SENDS = {
+    "jsonrpc-1.0": ("SendMessage", "/", send_params(), "1.0"),
+    "jsonrpc-0.3": ("message/send", "/", {"message": message_v03()}, "0.3"),
+    "rest-1.0": (None, "/message:send", send_params(), "1.0"),
+    "rest-0.3": (
+        None,
+        "/v1/message:send",
+        {"message": {"messageId": "m1", "role": "ROLE_USER", "content": [{"text": "hi"}]}},
+        None,
+    ),
+}
+
+
+async def _send_with(live: Any, route: str, extensions: str) -> Any:
+    method, path, body, version = SENDS[route]
+    headers = {"a2a-extensions": extensions}
+    if method is None:
+        return await live.rest("POST", path, body, version=version, headers=headers)
+    return await live.post_rpc(method, body, version=version, headers=headers)
+
+
+def _task_of(route: str, body: Any) -> Any:
+    """The task of a SendMessage reply, in each binding's and dialect's shape."""
+    if route == "jsonrpc-1.0":
+        return body["result"]["task"]
+    if route == "jsonrpc-0.3":
+        return body["result"]
+    return body["task"]
+
+
+def _texts(task: Any) -> str:
+    part = task["artifacts"][0]["parts"][0]
+    return str(part["text"])
+
+
+@pytest.mark.parametrize("route", list(SENDS))
+async def test_extension_activation_is_decided_once(harness: Harness, route: str) -> None:
+    # One decision (Extension.activate) drives the reply header, ctx.extensions and the
+    # hooks alike: activated, declined, and required-but-declined.
+    required = ChoosyStamp("urn:example:required", required=True)
+    optional = ChoosyStamp("urn:example:optional")
+    server = A2AServer(echo, card=make_card(), extensions=[required, optional])
+    both = f"{required.uri}, {optional.uri}"
+    async with harness.serve(server) as live:
+        activated = await _send_with(live, route, both)
+        declined = await _send_with(live, route, f"{both}, {optional.decline}")
+        required_declined = await _send_with(live, route, f"{both}, {required.decline}")
+
+    assert activated.status_code == 200, activated.text
+    assert activated.headers["a2a-extensions"] == both
+    assert activated.headers["x-a2a-extensions"] == both
+    task = _task_of(route, activated.json())
+    assert _texts(task).endswith(f" {[required.uri, optional.uri]}")  # ctx.extensions
+    assert task["metadata"][optional.uri]["timestamp"].endswith("Z")  # the hooks ran
+    assert task["metadata"][required.uri]["timestamp"].endswith("Z")
+
+    assert declined.status_code == 200, declined.text
+    assert declined.headers["a2a-extensions"] == required.uri
+    assert declined.headers["x-a2a-extensions"] == required.uri
+    task = _task_of(route, declined.json())
+    assert _texts(task).endswith(f" {[required.uri]}")
+    assert optional.uri not in task["metadata"]
+    assert required.uri in task["metadata"]
+    # activate() ran once per call, and the hook only for the call that activated it.
+    assert optional.seen == ["SendMessage", "on_result", "SendMessage", "SendMessage"]
+
+    # A required extension that is asked for but declined fails the call as a missing one.
+    assert "a2a-extensions" not in required_declined.headers
+    if route.startswith("jsonrpc"):
+        assert required_declined.status_code == 200
+        error = required_declined.json()["error"]
+        assert error["code"] == -32008
+        assert required.uri in error["message"]
+    else:
+        assert required_declined.status_code == 400
+        body = required_declined.json()
+        assert body["error"]["details"][0]["reason"] == "EXTENSION_SUPPORT_REQUIRED"
+        assert body.get("code") == (-32008 if route == "rest-0.3" else None)
+    assert required.seen.count("on_result") == 2
+
+
+async def test_extension_activation_on_streams(harness: Harness) -> None:
+    optional = ChoosyStamp("urn:example:optional")
+    async with harness.serve(A2AServer(echo, card=make_card(), extensions=[optional])) as live:
+        activated = await live.stream_rpc(
+            "SendStreamingMessage", send_params(), headers={"a2a-extensions": optional.uri}
+        )
+        declined = await live.stream_rpc(
+            "SendStreamingMessage",
+            send_params(mid="m2"),
+            headers={"a2a-extensions": f"{optional.uri}, {optional.decline}"},
+        )
+    assert activated.headers["a2a-extensions"] == optional.uri
+    assert optional.uri in activated.data[0]["result"]["task"]["metadata"]
+    assert "a2a-extensions" not in declined.headers
+    assert all(optional.uri not in json.dumps(d) for d in declined.data)
 
 
 async def test_body_limit(harness: Harness) -> None:

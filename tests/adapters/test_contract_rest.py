@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import pytest
 
 from a2a_core.server import A2AServer, InputRequired, TaskContext
@@ -170,9 +171,15 @@ async def test_v03_routes(harness: Harness) -> None:
         listed = await live.rest("GET", configs, version=None)
         # Deleted before the cancel, which would otherwise be delivered to the webhook.
         deleted = await live.rest("DELETE", f"{configs}/h1", version=None)
-        # An interrupted task: the subscription is its snapshot, then the end.
-        subscribed = await live.stream("GET", f"/v1/tasks/{tid}:subscribe", None, version=None)
-        canceled = await live.rest("POST", f"/v1/tasks/{tid}:cancel", version=None)
+        # An interrupted task: the subscription is its snapshot, and it stays open until the
+        # task is terminal (here: canceled by another request).
+        async with live.open_stream(
+            "GET", f"/v1/tasks/{tid}:subscribe", None, version=None
+        ) as subscription:
+            snapshot = await subscription.next_data()
+            canceled = await live.rest("POST", f"/v1/tasks/{tid}:cancel", version=None)
+            with anyio.fail_after(10):
+                subscribed = [snapshot, *await subscription.rest()]
         card = await live.rest("GET", "/v1/card", version=None, headers={"x-user": "kim"})
         missing = await live.rest("GET", "/v1/tasks/nope", version=None)
     assert sent.status_code == 200 and sent.headers["a2a-version"] == "0.3"
@@ -183,7 +190,11 @@ async def test_v03_routes(harness: Harness) -> None:
     assert got_config.json() == created.json()
     assert len(listed.json()["configs"]) == 1
     assert deleted.status_code == 200
-    assert [d["task"]["status"]["state"] for d in subscribed.data] == ["TASK_STATE_INPUT_REQUIRED"]
+    assert snapshot.data["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert [f.data["statusUpdate"]["status"]["state"] for f in subscribed[1:]] == [
+        "TASK_STATE_CANCELLED"
+    ]
+    assert subscribed[-1].data["statusUpdate"]["final"] is True
     assert canceled.json()["status"]["state"] == "TASK_STATE_CANCELLED"
     assert card.status_code == 200
     # The v0.3 card: ``url`` is the preferred (JSON-RPC) interface, the mount root with its

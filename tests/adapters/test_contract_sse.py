@@ -204,3 +204,86 @@ async def test_streaming_is_refused_without_the_capability(harness: Harness) -> 
         refused = await live.post_rpc("SendStreamingMessage", send_params())
     assert refused.headers["content-type"].startswith("application/json")
     assert refused.json()["error"]["code"] == -32004
+
+
+# --- a subscription follows a multi-turn task until it is terminal -----------------------------
+
+
+async def multi_turn(ctx: TaskContext) -> Any:
+    """input-required; the first follow-up asks for auth; the second completes with an
+    artifact holding its text."""
+    if not ctx.is_follow_up:
+        await ctx.input_required("Your name?")
+        return None
+    if ctx.text == "auth":
+        await ctx.auth_required("Sign in, then say done")
+        return None
+    await ctx.working("finishing")
+    await ctx.artifact(f"bye {ctx.text}", name="result")
+    await ctx.complete()
+    return None
+
+
+def _event_summary(frame: Frame, route: str) -> tuple[str, str, bool]:
+    """(kind, state or artifact text, final) of one subscription frame in any dialect."""
+    event = frame.data["result"] if route.startswith("jsonrpc") else frame.data
+    if route == "jsonrpc-0.3":
+        kind = event["kind"]
+        if kind == "artifact-update":
+            return kind, event["artifact"]["parts"][0]["text"], False
+        state = "TASK_STATE_" + event["status"]["state"].upper().replace("-", "_")
+        return kind, state.replace("CANCELED", "CANCELLED"), bool(event.get("final"))
+    if "task" in event:
+        return "task", event["task"]["status"]["state"], False
+    if "artifactUpdate" in event:
+        return "artifact-update", event["artifactUpdate"]["artifact"]["parts"][0]["text"], False
+    update = event["statusUpdate"]
+    return "status-update", update["status"]["state"], bool(update.get("final"))
+
+
+def _subscription(live: Live, route: str, task_id: str) -> Any:
+    if route == "jsonrpc-1.0":
+        return live.open_rpc_stream("SubscribeToTask", {"id": task_id})
+    if route == "jsonrpc-0.3":
+        return live.open_rpc_stream("tasks/resubscribe", {"id": task_id}, version="0.3")
+    if route == "rest-1.0":
+        return live.open_stream("POST", f"/tasks/{task_id}:subscribe", b"{}")
+    return live.open_stream("GET", f"/v1/tasks/{task_id}:subscribe", None, version=None)
+
+
+@pytest.mark.parametrize("route", ["jsonrpc-1.0", "jsonrpc-0.3", "rest-1.0", "rest-0.3"])
+async def test_a_subscription_follows_the_task_until_it_is_terminal(
+    harness: Harness, route: str
+) -> None:
+    # Spec §3.1.6: SubscribeToTask (v0.3 tasks/resubscribe) on a task that is not terminal
+    # streams until the task is terminal, across input-required and auth-required; the
+    # follow-ups come from other requests while the subscriber listens.
+    async with harness.serve(A2AServer(multi_turn, card=make_card())) as live:
+        first = await live.result("SendMessage", send_params("start"))
+        task_id = first["task"]["id"]
+        assert first["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        async with _subscription(live, route, task_id) as subscription:
+            snapshot = _event_summary(await subscription.next_data(), route)
+            auth = await live.result("SendMessage", send_params("auth", task_id=task_id))
+            while _event_summary(await subscription.next_data(), route)[1] != (
+                "TASK_STATE_AUTH_REQUIRED"
+            ):
+                pass  # the follow-up's own events (working), up to auth-required
+            done = await live.result("SendMessage", send_params("Ada", task_id=task_id, mid="m3"))
+            with anyio.fail_after(10):
+                rest = [_event_summary(frame, route) for frame in await subscription.rest()]
+    assert snapshot == ("task", "TASK_STATE_INPUT_REQUIRED", False)
+    assert auth["task"]["status"]["state"] == "TASK_STATE_AUTH_REQUIRED"
+    assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert ("artifact-update", "bye Ada", False) in rest
+    assert rest[-1] == ("status-update", "TASK_STATE_COMPLETED", route.endswith("0.3"))
+    # v0.3's `final` is on the closing event only, never on an interruption.
+    assert not any(final for _, _, final in rest[:-1])
+
+
+async def test_a_send_stream_still_closes_on_input_required(harness: Harness) -> None:
+    # DIGEST A6: SendStreamingMessage keeps the SDK's rule (terminal or input-required).
+    async with harness.serve(A2AServer(multi_turn, card=make_card())) as live:
+        with anyio.fail_after(10):
+            stream = await live.stream_rpc("SendStreamingMessage", send_params("start"))
+    assert last_state(stream.frames) == "TASK_STATE_INPUT_REQUIRED"

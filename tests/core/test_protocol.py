@@ -75,6 +75,11 @@ def aip193(code: int, status: str, message: str, *details: dict[str, Any]) -> di
     return {"error": {"code": code, "status": status, "message": message, "details": list(details)}}
 
 
+def v03_rest(jsonrpc_code: int, body: dict[str, Any]) -> dict[str, Any]:
+    """A REST error body on a v0.3 route: the JSON-RPC code and message at the top too."""
+    return {**body, "code": jsonrpc_code, "message": body["error"]["message"]}
+
+
 # --- routing ----------------------------------------------------------------------------------
 
 
@@ -611,11 +616,14 @@ ERROR_CASES: list[
         http("POST", "/v1/message:send", SEND_BARE),
         400,
         (JSON, ("a2a-version", "0.3")),
-        aip193(
-            400,
-            "INVALID_ARGUMENT",
-            "Request body exceeds the limit of 10 bytes",
-            info("INVALID_REQUEST"),
+        v03_rest(
+            -32600,
+            aip193(
+                400,
+                "INVALID_ARGUMENT",
+                "Request body exceeds the limit of 10 bytes",
+                info("INVALID_REQUEST"),
+            ),
         ),
     ),
     (
@@ -717,11 +725,14 @@ ERROR_CASES: list[
         http("GET", "/v1/card"),
         400,
         (JSON, ("a2a-version", "0.3")),
-        aip193(
-            400,
-            "UNIMPLEMENTED",
-            "This agent has no extended agent card",
-            info("UNSUPPORTED_OPERATION"),
+        v03_rest(
+            -32004,
+            aip193(
+                400,
+                "UNIMPLEMENTED",
+                "This agent has no extended agent card",
+                info("UNSUPPORTED_OPERATION"),
+            ),
         ),
     ),
     (
@@ -769,11 +780,14 @@ ERROR_CASES: list[
         http("GET", "/v1/tasks/t", b"", V1),
         400,
         (JSON, ("a2a-version", "1.0")),
-        aip193(
-            400,
-            "UNIMPLEMENTED",
-            "This route belongs to A2A 0.3, but the request negotiated 1.0",
-            info("VERSION_NOT_SUPPORTED"),
+        v03_rest(
+            -32009,
+            aip193(
+                400,
+                "UNIMPLEMENTED",
+                "This route belongs to A2A 0.3, but the request negotiated 1.0",
+                info("VERSION_NOT_SUPPORTED"),
+            ),
         ),
     ),
     (
@@ -960,23 +974,28 @@ def test_the_earlier_check_wins_on_rest(
     assert body_of(response)["error"]["details"][0]["reason"] == reason
 
 
-def test_reply_headers_are_set_from_activation_on() -> None:
-    # Errors after activation carry the version and the activated extensions; errors before
-    # it (version, required extensions) carry neither.
+def test_extension_headers_only_once_the_call_exists() -> None:
+    # Errors after version negotiation carry the version; an extension is active only for a
+    # call, so a request refused before it became one (bad params) echoes none, and one
+    # refused for a missing required extension (before the version is echoed) carries
+    # neither.
     protocol = make_protocol(extensions=(REQUIRED, OPTIONAL))
     headers = (
         ("A2A-Extensions", "urn:ext:req"),
         ("X-A2A-Extensions", "urn:ext:opt, urn:ext:other"),
     )
     bad_params = as_response(protocol.receive_request(rpc(envelope("GetTask", {}), *headers)))
-    assert bad_params.headers == (
+    assert bad_params.headers == (JSON, ("a2a-version", "1.0"))
+    missing = as_response(protocol.receive_request(rpc(envelope("GetTask", {}))))
+    assert missing.headers == (JSON,)
+    call = as_call(protocol.receive_request(rpc(envelope("GetTask", {"id": "t"}), *headers)))
+    assert call.extensions == ("urn:ext:req", "urn:ext:opt")
+    assert protocol.reply_error(call, TaskNotFoundError()).headers == (
         JSON,
         ("a2a-version", "1.0"),
         ("a2a-extensions", "urn:ext:req, urn:ext:opt"),
         ("x-a2a-extensions", "urn:ext:req, urn:ext:opt"),
     )
-    missing = as_response(protocol.receive_request(rpc(envelope("GetTask", {}))))
-    assert missing.headers == (JSON,)
 
 
 # --- extensions on calls ------------------------------------------------------------------------

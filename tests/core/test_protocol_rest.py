@@ -392,10 +392,12 @@ def test_rest_stream_error_frame_is_an_aip193_body_without_id(path: str) -> None
     stream = PROTOCOL.open_event_stream(as_call(PROTOCOL.receive_request(http("POST", path, body))))
     assert stream.encode(STREAM_EVENTS[0], 1).startswith(b"id: 1\n")
     assert stream.keep_alive() == b": keep-alive\n\n"
+    # v0.3 routes add the JSON-RPC code and message at the top level.
+    legacy = b',"code":-32001,"message":"Task not found"' if path.startswith("/v1/") else b""
     assert stream.encode_error(TaskNotFoundError()) == (
         b'data: {"error":{"code":404,"status":"NOT_FOUND","message":"Task not found","details":'
         b'[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"TASK_NOT_FOUND",'
-        b'"domain":"a2a-protocol.org"}]}}\n\n'
+        b'"domain":"a2a-protocol.org"}]}' + legacy + b"}\n\n"
     )
     assert stream.finished
 
@@ -432,7 +434,9 @@ def _aip193(code: int, status: str, message: str, reason: str, metadata: str = "
             "/v1/tasks/t-1",
             TaskNotFoundError(data={"ignored": True}, metadata={"taskId": "t-1"}),
             404,
-            _aip193(404, "NOT_FOUND", "Task not found", "TASK_NOT_FOUND", '{"taskId":"t-1"}'),
+            # A v0.3 route: the JSON-RPC code and message at the top level too.
+            _aip193(404, "NOT_FOUND", "Task not found", "TASK_NOT_FOUND", '{"taskId":"t-1"}')[:-1]
+            + b',"code":-32001,"message":"Task not found"}',
         ),
         (
             {},

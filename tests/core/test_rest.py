@@ -985,25 +985,23 @@ def test_misuse_is_a_local_protocol_error(
 
 
 @pytest.mark.parametrize(
-    ("value", "body"),
+    "value",
     [
-        ("application/json", b"{}"),
-        ("application/json; charset=utf-8", b"{}"),
-        ("APPLICATION/JSON;CHARSET=UTF-8", b"{}"),
-        (" application/json ", b"{}"),
-        ("application/a2a+json", b"{}"),
-        ("application/a2a+json; charset=utf-8", b"{}"),
-        ("Application/A2A+JSON", b"{}"),
-        ("application/problem+json", b"{}"),
-        ("application/vnd.example+json;v=2", b"{}"),
-        (None, b"{}"),  # lenient: read a body without a Content-Type as JSON
-        ("", b"{}"),
-        (None, b""),
-        ("text/plain", b""),  # no body: nothing to read, nothing to refuse
+        "application/json",
+        "application/json; charset=utf-8",
+        "APPLICATION/JSON;CHARSET=UTF-8",
+        " application/json ",
+        "application/a2a+json",
+        "application/a2a+json; charset=utf-8",
+        "Application/A2A+JSON",
+        "application/problem+json",
+        "application/vnd.example+json;v=2",
+        None,  # lenient: read a body without a Content-Type as JSON
+        "",
     ],
 )
-def test_accepted_content_types(value: str | None, body: bytes) -> None:
-    rest.check_request_content_type(value, body)
+def test_accepted_content_types(value: str | None) -> None:
+    rest.check_request_content_type(value)
 
 
 @pytest.mark.parametrize(
@@ -1025,7 +1023,7 @@ def test_accepted_content_types(value: str | None, body: bytes) -> None:
 )
 def test_refused_content_types(value: str) -> None:
     with pytest.raises(ContentTypeNotSupportedError) as info:
-        rest.check_request_content_type(value, b"{}")
+        rest.check_request_content_type(value)
     assert info.value.code == -32005
     assert "application/json" in info.value.message
     response = rest.rest_error_response(info.value)
@@ -1222,7 +1220,7 @@ def test_garbage_gives_documented_errors_only(
         assert rest.rest_route_miss_response(match).status == match.status
         return
     with contextlib.suppress(ContentTypeNotSupportedError):
-        rest.check_request_content_type(content_type, body)
+        rest.check_request_content_type(content_type)
     refused: InvalidParamsError | JSONParseError | None = None
     try:
         request = rest.decode_rest_request(match, query, body)

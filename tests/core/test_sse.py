@@ -28,7 +28,9 @@ from a2a_core.errors import (
     TaskNotFoundError,
 )
 from a2a_core.sse import (
+    CLOSING_STATES,
     STREAM_HEADERS,
+    SUBSCRIPTION_CLOSING_STATES,
     EventStream,
     Frame,
     SseParser,
@@ -258,11 +260,12 @@ ERROR_CASES: list[tuple[str, dict[str, Any], A2AError, bytes]] = [
     ),
     (
         "rest-0.3",
-        {"binding": "rest", "dialect": "0.3", "event_encoder": rest_v03_stub},
+        {"binding": "rest", "dialect": "0.3"},
         InternalError(),
+        # v0.3: the JSON-RPC code and message at the top level too, as v0.3 clients read.
         b'{"error":{"code":500,"status":"INTERNAL","message":"Internal error","details":['
         + ERROR_INFO % (b"INTERNAL", b"")
-        + b"]}}",
+        + b']},"code":-32603,"message":"Internal error"}',
     ),
 ]
 
@@ -321,6 +324,47 @@ def test_v0_3_final_flag_matches_the_close(state: TaskState) -> None:
     assert stream.finished is (state in CLOSING)
 
 
+TERMINAL = CLOSING - {TaskState.INPUT_REQUIRED}
+
+
+@pytest.mark.parametrize("state", list(TaskState), ids=lambda s: s.name)
+def test_a_subscription_ends_on_terminal_states_only(state: TaskState) -> None:
+    # SubscribeToTask follows the task across interruptions (spec §3.1.6, DIGEST §12 A6).
+    assert ends_stream(status(state), SUBSCRIPTION_CLOSING_STATES) is (state in TERMINAL)
+    assert ends_stream(task(state), SUBSCRIPTION_CLOSING_STATES) is (state in TERMINAL)
+
+
+@pytest.mark.parametrize("state", list(TaskState), ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    ("closing", "ends"), [(CLOSING_STATES, CLOSING), (SUBSCRIPTION_CLOSING_STATES, TERMINAL)]
+)
+def test_v0_3_final_flag_follows_the_streams_own_rule(
+    state: TaskState, closing: frozenset[TaskState], ends: set[TaskState]
+) -> None:
+    # JSON-RPC v0.3 (`final` in the kind object) and REST v0.3 (`final` in the proto's
+    # status update): true exactly on the event that closes this stream.
+    rpc = EventStream("jsonrpc", "0.3", 1, closing_states=closing)
+    data = parse_frames(rpc.encode(status(state)))[0].data
+    assert data is not None
+    assert msgspec.json.decode(data)["result"]["final"] is (state in ends)
+    assert rpc.finished is (state in ends)
+    rest = EventStream("rest", "0.3", closing_states=closing)
+    data = parse_frames(rest.encode(status(state), 3))[0].data
+    assert data is not None
+    assert msgspec.json.decode(data)["statusUpdate"].get("final", False) is (state in ends)
+    assert rest.finished is (state in ends)
+
+
+def test_a_subscription_stays_open_across_input_required() -> None:
+    stream = EventStream("rest", "1.0", closing_states=SUBSCRIPTION_CLOSING_STATES)
+    stream.encode(task(TaskState.INPUT_REQUIRED), 1)
+    stream.encode(status(TaskState.AUTH_REQUIRED), 2)
+    stream.encode(status(TaskState.WORKING), 3)
+    assert not stream.finished
+    stream.encode(status(TaskState.COMPLETED), 4)
+    assert stream.finished
+
+
 def test_message_always_ends_and_artifact_update_never() -> None:
     assert ends_stream(GOLDEN["message"][0])
     assert not ends_stream(GOLDEN["artifact-last-chunk"][0])
@@ -372,8 +416,6 @@ def test_an_injected_encoder_that_breaks_lines_is_refused() -> None:
 
 
 def test_constructor_refuses_what_it_cannot_stream() -> None:
-    with pytest.raises(LocalProtocolError, match="event_encoder"):
-        EventStream("rest", "0.3")
     with pytest.raises(ValueError, match="request id"):
         EventStream("rest", "1.0", "req-1")
     with pytest.raises(ValueError, match="no SSE encoding"):

@@ -318,17 +318,46 @@ def test_conformance_stream_artifact_chunked(
     assert state(results[4]) == "TASK_STATE_COMPLETED"
 
 
-def test_conformance_extended_card_needs_a_bearer(
+def test_conformance_extended_card_for_anonymous_and_bearer_callers(
     servers: Any, adapter: str, client: httpx.Client
 ) -> None:
+    # The kits send no credentials: this example serves the extended card to anonymous
+    # callers too (an option that is off by default).
     url = servers["conformance", adapter]
     anonymous = rpc(client, url, "GetExtendedAgentCard", {})
-    assert "error" in anonymous
+    assert anonymous["result"]["skills"][0]["id"] == "conformance-extended", anonymous
+    anonymous_rest = client.get(url + "/extendedAgentCard")
+    assert anonymous_rest.status_code == 200
+    assert anonymous_rest.json()["skills"][0]["id"] == "conformance-extended"
     extended = rpc(client, url, "GetExtendedAgentCard", {}, Authorization="Bearer anything")
     assert extended["result"]["skills"][0]["id"] == "conformance-extended"
     rest = client.get(url + "/extendedAgentCard", headers={"Authorization": "Bearer x"})
     assert rest.status_code == 200
     assert rest.json()["skills"][0]["id"] == "conformance-extended"
+
+
+def test_conformance_subscription_to_an_input_required_task_until_completed(
+    servers: Any, adapter: str, client: httpx.Client
+) -> None:
+    # STREAM-SUB-002: subscribe to an input-required task, complete it from another client,
+    # and the subscription carries that and closes on the terminal event.
+    url = servers["conformance", adapter]
+    task = send(client, url, "needs more", "tck-input-required-sub")["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    body = {"jsonrpc": "2.0", "id": 9, "method": "SubscribeToTask", "params": {"id": task["id"]}}
+    results: list[Any] = []
+    with client.stream("POST", url + "/", json=body) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if not line.startswith("data: "):
+                continue
+            results.append(json.loads(line[6:])["result"])
+            if len(results) == 1:
+                with httpx.Client(timeout=10, headers=V1) as other:
+                    done = send(other, url, "done", "tck-complete-task-sub", taskId=task["id"])
+                assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert results[0]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert state(results[-1]) == "TASK_STATE_COMPLETED"
 
 
 def test_conformance_subscribe_task_works_then_completes(

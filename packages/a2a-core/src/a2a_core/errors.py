@@ -429,11 +429,21 @@ class RestStatus(msgspec.Struct, frozen=True):
     """Typed details; always includes the ErrorInfo."""
 
 
-class RestErrorBody(msgspec.Struct, frozen=True):
-    """The whole AIP-193 error body: ``{"error": {...}}``."""
+class RestErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The whole AIP-193 error body: ``{"error": {...}}``.
+
+    On the v0.3 routes (``/v1/...``) the body also carries the JSON-RPC ``code`` and
+    ``message`` at the top level: v0.3 never defined a REST error body, and that is the shape
+    v0.3 REST clients (the JavaScript SDK's among them) read to raise a typed error, while
+    clients that read the AIP-193 ``error`` or only the HTTP status are unaffected.
+    """
 
     error: RestStatus
     """The status."""
+    code: int | None = None
+    """v0.3 routes only: the JSON-RPC error code (e.g. -32001)."""
+    message: str | None = None
+    """v0.3 routes only: the error message (the same as ``error.message``)."""
 
 
 def _details(err: A2AError) -> list[ErrorInfo | BadRequest]:
@@ -461,10 +471,15 @@ def jsonrpc_error_object(err: A2AError, dialect: Dialect = "1.0") -> JsonRpcErro
 def rest_error_body(
     err: A2AError,
     table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
+    dialect: Dialect = "1.0",
 ) -> tuple[int, RestErrorBody]:
-    """The HTTP status and AIP-193 body for ``err`` on the HTTP+JSON binding (v1.0)."""
+    """The HTTP status and AIP-193 body for ``err`` on the HTTP+JSON binding.
+
+    ``dialect="0.3"`` (the ``/v1/...`` routes) adds the JSON-RPC ``code`` and ``message`` at
+    the top level (see `RestErrorBody`); the status and the AIP-193 part are the same.
+    """
     status = http_status_for(err, table)
-    body = RestErrorBody(
-        RestStatus(status, grpc_status_for(err, table), err.message, _details(err))
-    )
-    return status, body
+    rest_status = RestStatus(status, grpc_status_for(err, table), err.message, _details(err))
+    if dialect == "0.3":
+        return status, RestErrorBody(rest_status, err.code, err.message)
+    return status, RestErrorBody(rest_status)

@@ -46,9 +46,10 @@ Decisions, each tested:
   the path also gives (``id``, ``taskId``, ``tenant``, a v0.3 resource ``name``/``parent``)
   may be repeated in the body only with the same value, else InvalidParams; on a route
   without a tenant segment a v1.0 body may carry ``tenant``.
-- **Content types.** `check_request_content_type` accepts ``application/json``,
-  ``application/a2a+json`` and any ``application/*+json`` (parameters and case ignored); with
-  no ``Content-Type`` a body is read as JSON, and with an empty body any value is accepted.
+- **Content types.** A non-empty body must be JSON by its ``Content-Type``: the check shared
+  with JSON-RPC (`a2a_core.media_types.check_request_content_type`, re-exported here) accepts
+  ``application/json``, ``application/a2a+json`` and any ``application/*+json`` (parameters
+  and case ignored), and no ``Content-Type``; with an empty body any value is accepted.
   Anything else is `ContentTypeNotSupportedError` (-32005, HTTP 415 in the v1.0.0 table).
   Responses use `JSON_CONTENT_TYPE` by default or `A2A_JSON_CONTENT_TYPE` (DIGEST §12 A11):
   the caller that builds responses chooses and passes it.
@@ -72,7 +73,6 @@ from a2a_core._base import WireStruct
 from a2a_core.compat.v0_3 import rest_convert, rest_types
 from a2a_core.errors import (
     A2AError,
-    ContentTypeNotSupportedError,
     Dialect,
     ErrorInfo,
     FieldViolation,
@@ -88,6 +88,12 @@ from a2a_core.errors import (
 )
 from a2a_core.http import HttpResponse
 from a2a_core.jsonrpc import Operation
+from a2a_core.media_types import (
+    A2A_JSON_CONTENT_TYPE,
+    JSON_CONTENT_TYPE,
+    check_request_content_type,
+    is_json_media_type,
+)
 from a2a_core.types._common import Struct
 
 __all__ = [
@@ -114,10 +120,6 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: The REST media type of v1.0.0 and v0.3, and our default for responses (DIGEST §12 A11).
-JSON_CONTENT_TYPE: Final = "application/json"
-#: The media type v1.0.1+ recommends for REST; opt-in for responses, always accepted.
-A2A_JSON_CONTENT_TYPE: Final = "application/a2a+json"
 #: What responses carry unless the server is configured otherwise.
 DEFAULT_CONTENT_TYPE: Final = JSON_CONTENT_TYPE
 
@@ -804,34 +806,6 @@ def encode_rest_stream_event(
 # Content types and error responses
 
 
-def is_json_media_type(value: str) -> bool:
-    """True for ``application/json`` and every ``application/*+json`` (any case, any params)."""
-    media = value.split(";", 1)[0].strip().lower()
-    kind, slash, subtype = media.partition("/")
-    if kind != "application" or not slash:
-        return False
-    if subtype == "json":
-        return True
-    return subtype.endswith("+json") and len(subtype) > len("+json") and " " not in subtype
-
-
-_JSON_MEDIA_TYPES: Final = frozenset({JSON_CONTENT_TYPE, A2A_JSON_CONTENT_TYPE})
-
-
-def check_request_content_type(value: str | None, body: bytes) -> None:
-    """Raise `ContentTypeNotSupportedError` unless the request's body may be read as JSON.
-
-    A missing (or blank) ``Content-Type`` is read as JSON, and an empty body needs none.
-    """
-    if value in _JSON_MEDIA_TYPES or value is None or not value.strip() or not body:
-        return  # the usual spellings first: no parsing
-    if not is_json_media_type(value):
-        raise ContentTypeNotSupportedError(
-            f"{ContentTypeNotSupportedError.default_message}: the request body must be "
-            f"{JSON_CONTENT_TYPE} or {A2A_JSON_CONTENT_TYPE}"
-        )
-
-
 _ENCODER: Final = msgspec.json.Encoder()
 
 
@@ -847,7 +821,11 @@ def _response(
             for d in error.details
         ]
         data = _ENCODER.encode(
-            RestErrorBody(RestStatus(error.code, error.status, error.message, details))
+            RestErrorBody(
+                RestStatus(error.code, error.status, error.message, details),
+                body.code,
+                body.message,
+            )
         )
     return HttpResponse(status, (("content-type", content_type), *extra), data)
 
@@ -856,27 +834,35 @@ def rest_error_response(
     err: A2AError,
     table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
     content_type: str = DEFAULT_CONTENT_TYPE,
+    dialect: Dialect = "1.0",
 ) -> HttpResponse:
     """The REST reply for ``err``: its HTTP status and the AIP-193 ``{"error": ...}`` body.
 
     Used for both dialects: v0.3 REST never defined an error body (DIGEST §4.3), and the
-    AIP-193 one is what the v1.0 binding and its TCK expect.
+    AIP-193 one is what the v1.0 binding and its TCK expect. On the v0.3 routes
+    (``dialect="0.3"``) the body carries the JSON-RPC ``code`` and ``message`` at the top
+    level as well, which is what v0.3 REST clients read to raise a typed error.
     """
-    status, body = rest_error_body(err, table)
+    status, body = rest_error_body(err, table, dialect)
     return _response(status, body, content_type)
 
 
 def rest_route_miss_response(
-    miss: RouteMiss, content_type: str = DEFAULT_CONTENT_TYPE
+    miss: RouteMiss, content_type: str = DEFAULT_CONTENT_TYPE, dialect: Dialect = "1.0"
 ) -> HttpResponse:
-    """The reply to a `RouteMiss`: 404 (as MethodNotFound), or 405 with an ``Allow`` header."""
+    """The reply to a `RouteMiss`: 404 (as MethodNotFound), or 405 with an ``Allow`` header.
+
+    ``dialect`` is that of the path's prefix (``/v1/...`` is v0.3), for the body's shape.
+    """
     if miss.status == 404:
         return rest_error_response(
-            MethodNotFoundError("No such REST route"), content_type=content_type
+            MethodNotFoundError("No such REST route"), content_type=content_type, dialect=dialect
         )
     allow = ", ".join(miss.allow)
     err = MethodNotFoundError(f"Method not allowed; this path allows {allow}")
-    _, body = rest_error_body(err)
+    _, body = rest_error_body(err, dialect=dialect)
     error = body.error
     status = RestStatus(405, "UNIMPLEMENTED", error.message, error.details)
-    return _response(405, RestErrorBody(status), content_type, (("allow", allow),))
+    return _response(
+        405, RestErrorBody(status, body.code, body.message), content_type, (("allow", allow),)
+    )

@@ -7,7 +7,9 @@ bytes go on the wire" (DESIGN "Streams on the wire", DIGEST §5.3):
 - `data_frame` / `comment_frame`: one SSE frame from ready JSON bytes, or a comment;
 - `EventStream`: one stream's encoder. It knows the binding, the dialect and the JSON-RPC
   request id, turns each event into one complete frame in that dialect, closes itself after
-  the event that ends the stream (`ends_stream`, DIGEST §12 A6) or after one error frame
+  the event that ends the stream (`ends_stream` with the stream's closing states: a send
+  stream's `CLOSING_STATES` or a subscription's `SUBSCRIPTION_CLOSING_STATES`, DIGEST §12
+  A6) or after one error frame
   (DIGEST §4.3), and then refuses to encode anything more, as h11 refuses data after
   end-of-message;
 - `SseParser` / `parse_frames`: a faithful minimal parser of the WHATWG event-stream format,
@@ -30,6 +32,7 @@ from typing import Final, Literal
 
 from a2a_core import codec
 from a2a_core.compat.v0_3.convert import stream_event_from_v1
+from a2a_core.compat.v0_3.rest_convert import stream_response_from_v1
 from a2a_core.errors import (
     A2AError,
     Dialect,
@@ -39,7 +42,7 @@ from a2a_core.errors import (
     rest_error_body,
 )
 from a2a_core.jsonrpc import JsonRpcId, encode_error, encode_result
-from a2a_core.types import StreamResponse, TaskState
+from a2a_core.types import TERMINAL_STATES, StreamResponse, TaskState
 
 __all__ = [
     "CLOSING_STATES",
@@ -48,6 +51,7 @@ __all__ = [
     "EventEncoder",
     "EventStream",
     "Frame",
+    "SUBSCRIPTION_CLOSING_STATES",
     "SseParser",
     "comment_frame",
     "data_frame",
@@ -124,9 +128,10 @@ def comment_frame(text: str = "keep-alive") -> bytes:
 # ---------------------------------------------------------------------------------------
 # Which event ends a stream
 
-#: Task states after which a stream closes: the terminal states and input-required. This is
-#: the reference SDK's choice (DIGEST §12 A6); auth-required keeps the stream open (spec
-#: §7.6.1: the client authenticates out of band and the task goes on in the same stream).
+#: Task states after which a SendStreamingMessage stream closes: the terminal states and
+#: input-required. This is the reference SDK's choice (DIGEST §12 A6); auth-required keeps the
+#: stream open (spec §7.6.1: the client authenticates out of band and the task goes on in the
+#: same stream).
 CLOSING_STATES: Final[frozenset[TaskState]] = frozenset(
     {
         TaskState.COMPLETED,
@@ -136,22 +141,30 @@ CLOSING_STATES: Final[frozenset[TaskState]] = frozenset(
         TaskState.INPUT_REQUIRED,
     }
 )
+#: Task states after which a SubscribeToTask (v0.3 ``tasks/resubscribe``) stream closes: the
+#: terminal states only (spec §3.1.6, DIGEST §12 A6), so that a subscriber can watch a
+#: multi-turn task across any number of interruptions.
+SUBSCRIPTION_CLOSING_STATES: Final[frozenset[TaskState]] = frozenset(TERMINAL_STATES)
 
 
-def ends_stream(event: StreamResponse) -> bool:
+def ends_stream(
+    event: StreamResponse, closing_states: frozenset[TaskState] = CLOSING_STATES
+) -> bool:
     """Whether ``event`` is the last one of its stream (DIGEST §5.3, §12 A6).
 
     A message ends a message-only stream; a task snapshot or a status update ends a task
-    stream when its state is in `CLOSING_STATES`; an artifact update never does. The
-    runtime uses the same function to stop reading the event log, so that what it stops
-    reading and what `EventStream` stops writing cannot disagree.
+    stream when its state is in ``closing_states`` (a send stream's `CLOSING_STATES` by
+    default, a subscription's `SUBSCRIPTION_CLOSING_STATES`); an artifact update never
+    does. `EventStream` applies the same rule to stop writing, and the v0.3 ``final`` flag
+    is computed from it, so that a v0.3 client sees ``final: true`` exactly on the last
+    event.
     """
     if event.message is not None:
         return True
     if event.task is not None:
-        return event.task.status.state in CLOSING_STATES
+        return event.task.status.state in closing_states
     if event.status_update is not None:
-        return event.status_update.status.state in CLOSING_STATES
+        return event.status_update.status.state in closing_states
     return False
 
 
@@ -159,26 +172,34 @@ def ends_stream(event: StreamResponse) -> bool:
 # Per-event payloads: the table
 
 
-def _encode_v1(event: StreamResponse) -> bytes:
+#: A built-in payload encoder: the event, and whether it is the last one of its stream (the
+#: v0.3 dialects carry that as ``final``).
+_Payload = Callable[[StreamResponse, bool], bytes]
+
+
+def _encode_v1(event: StreamResponse, _final: bool) -> bytes:
     # ProtoJSON of the oneof wrapper: {"task":…} | {"message":…} | {"statusUpdate":…} | …
     return codec.encode(event)
 
 
-def _encode_v0_3(event: StreamResponse) -> bytes:
-    # The bare v0.3 object with its `kind`. `final` is computed by the same rule that closes
-    # the stream, so a v0.3 client sees `final: true` exactly on the last event.
-    return codec.encode(stream_event_from_v1(event, final=ends_stream(event)))
+def _encode_v0_3(event: StreamResponse, final: bool) -> bytes:
+    # The bare v0.3 object with its `kind`, `final` on the stream's last event.
+    return codec.encode(stream_event_from_v1(event, final=final))
 
 
-#: The payload of each event per (binding, dialect); ``None`` means "must be injected".
-#: REST v0.3 carries the ProtoJSON of the v0.3 *proto*'s StreamResponse (DIGEST §5.3), which
-#: is not the JSON-RPC kind object and is built elsewhere, so it has no default here.
-_PAYLOADS: Final[Mapping[tuple[Binding, Dialect], EventEncoder | None]] = MappingProxyType(
+def _encode_rest_v0_3(event: StreamResponse, final: bool) -> bytes:
+    # The ProtoJSON of the v0.3 *proto*'s StreamResponse (DIGEST §5.3): not the JSON-RPC kind
+    # object; its status updates carry `final` too.
+    return codec.encode(stream_response_from_v1(event, final=final))
+
+
+#: The payload of each event per (binding, dialect).
+_PAYLOADS: Final[Mapping[tuple[Binding, Dialect], _Payload]] = MappingProxyType(
     {
         ("jsonrpc", "1.0"): _encode_v1,
         ("jsonrpc", "0.3"): _encode_v0_3,
         ("rest", "1.0"): _encode_v1,
-        ("rest", "0.3"): None,
+        ("rest", "0.3"): _encode_rest_v0_3,
     }
 )
 
@@ -195,18 +216,20 @@ class EventStream:
     jsonrpc     0.3      the same envelope; ``result`` is the v0.3 Task, Message,
                          ``status-update`` (with ``final``) or ``artifact-update``
     rest        1.0      the bare ``StreamResponse``
-    rest        0.3      whatever ``event_encoder`` returns (required: the ProtoJSON of the
-                         v0.3 proto's StreamResponse is owned by the REST codec)
+    rest        0.3      the ProtoJSON of the v0.3 proto's StreamResponse (status updates
+                         with ``final``)
     ==========  =======  ===================================================================
 
     ``event_encoder`` overrides the payload of any row; the JSON-RPC envelope is still added
     around it. The error frame is a JSON-RPC error response with the same id in the
     dialect, or on REST an AIP-193 body (the status table chooses its ``code``; mid-stream
-    REST errors are unspecified, DIGEST §4.3, so both dialects use the v1.0 form).
+    REST errors are unspecified, DIGEST §4.3, so both dialects use the v1.0 form, and v0.3
+    adds the JSON-RPC ``code`` and ``message`` at the top level, as its clients read them).
 
-    The stream *finishes* after the event for which `ends_stream` is true, or after the
-    error frame; from then on `encode`, `encode_error` and `keep_alive` raise
-    `LocalProtocolError`, since writing after the end is a bug in the caller.
+    The stream *finishes* after the event for which `ends_stream` is true with the stream's
+    ``closing_states``, or after the error frame; from then on `encode`, `encode_error` and
+    `keep_alive` raise `LocalProtocolError`, since writing after the end is a bug in the
+    caller.
     """
 
     __slots__ = (
@@ -215,6 +238,7 @@ class EventStream:
         "_status_table",
         "_trusted",
         "binding",
+        "closing_states",
         "dialect",
         "request_id",
     )
@@ -231,26 +255,30 @@ class EventStream:
         *,
         event_encoder: EventEncoder | None = None,
         status_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
+        closing_states: frozenset[TaskState] = CLOSING_STATES,
     ) -> None:
         """Open the encoder of one stream.
 
         ``request_id`` is the JSON-RPC request's id (``None`` answers ``"id": null``); a
         REST stream has none, and passing one is an error. A binding or dialect not in the
-        table raises ``ValueError``; REST v0.3 without ``event_encoder`` raises
-        `LocalProtocolError` (the server was not set up to stream that dialect).
+        table raises ``ValueError``. ``closing_states`` are the task states whose snapshot or
+        status update ends the stream: `CLOSING_STATES` for a send stream,
+        `SUBSCRIPTION_CLOSING_STATES` for a subscription.
         """
         if (binding, dialect) not in _PAYLOADS:
             raise ValueError(f"no SSE encoding for binding {binding!r}, dialect {dialect!r}")
         if binding == "rest" and request_id is not None:
             raise ValueError("a REST stream has no JSON-RPC request id")
-        payload = event_encoder or _PAYLOADS[binding, dialect]
-        if payload is None:
-            raise LocalProtocolError(
-                f"streaming {binding} {dialect} needs an event_encoder (no built-in encoding)"
-            )
         self.binding = binding
         self.dialect = dialect
         self.request_id = request_id
+        self.closing_states = closing_states
+        payload: _Payload
+        if event_encoder is None:
+            payload = _PAYLOADS[binding, dialect]
+        else:
+            custom = event_encoder
+            payload = lambda event, _final: custom(event)  # noqa: E731
         self._encode_payload = payload
         # Our own encoders are msgspec's compact JSON, which never holds a raw line break.
         self._trusted = event_encoder is None
@@ -269,7 +297,8 @@ class EventStream:
         without being parsed again. If `ends_stream` holds for it, the stream finishes.
         """
         self._check_open("an event")
-        payload = self._encode_payload(event)
+        last = ends_stream(event, self.closing_states)
+        payload = self._encode_payload(event, last)
         if self.binding == "jsonrpc":
             payload = encode_result(self.request_id, payload)
         if self._trusted and type(event_id) is int:
@@ -279,7 +308,7 @@ class EventStream:
         else:
             frame = data_frame(payload, event_id)
         # Only a frame that was built counts: a refused id leaves the stream as it was.
-        self._finished = ends_stream(event)
+        self._finished = last
         return frame
 
     def encode_error(self, err: A2AError) -> bytes:
@@ -292,7 +321,7 @@ class EventStream:
         if self.binding == "jsonrpc":
             payload = encode_error(self.request_id, err, self.dialect)
         else:
-            payload = codec.encode(rest_error_body(err, self._status_table)[1])
+            payload = codec.encode(rest_error_body(err, self._status_table, self.dialect)[1])
         frame = data_frame(payload)
         self._finished = True
         return frame

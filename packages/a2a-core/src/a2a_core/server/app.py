@@ -114,7 +114,11 @@ class A2AServer:
             the webhook sender is created when the card declares push notifications).
         authorize_task: Authorization hook (see :data:`AuthorizeTask`).
         extensions: Runtime extensions; their declarations go into the card.
-        extended_card: Served by GetExtendedAgentCard to authenticated callers.
+        extended_card: Served by GetExtendedAgentCard to authenticated callers (a callable
+            is given the caller's identity, ``None`` for an anonymous caller).
+        extended_card_for_anonymous: Serve the extended card to unauthenticated callers too
+            (off by default: the spec reserves it for authenticated ones; a conformance
+            agent, whose kits send no credentials, turns it on).
         resubscribe_timeout: Seconds without events after which a subscription closes.
         keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
@@ -138,6 +142,7 @@ class A2AServer:
         authorize_task: AuthorizeTask | None = None,
         extensions: Sequence[Extension] = (),
         extended_card: ExtendedCard | None = None,
+        extended_card_for_anonymous: bool = False,
         versions: Sequence[str] = DEFAULT_VERSIONS,
         strict_versions: bool = False,
         resubscribe_timeout: float = 60.0,
@@ -166,6 +171,7 @@ class A2AServer:
             versions=versions,
             strict_versions=strict_versions,
             extensions=[ext.declaration for ext in extensions],
+            extension_activation=self._activate_extensions if extensions else None,
             extended_card_configured=extended_card is not None,
             max_body_size=max_body_size,
             metadata=metadata,
@@ -175,6 +181,7 @@ class A2AServer:
         self.card = card
         self.extensions = tuple(extensions)
         self.extended_card = extended_card
+        self.extended_card_for_anonymous = extended_card_for_anonymous
         self.authorize_task = authorize_task
         self.resubscribe_timeout = resubscribe_timeout
         self.keep_alive_interval = keep_alive_interval
@@ -294,14 +301,26 @@ class A2AServer:
             call = await ext.on_request(call)
         return call
 
+    def _activate_extensions(self, call: Call) -> list[str]:
+        """The activation decision, made once per call by the protocol (``call.extensions``
+        are the declared URIs the client asked for): each extension's `Extension.activate`.
+        What it returns becomes the call's ``extensions`` and its ``A2A-Extensions`` reply
+        header; the hooks (`_active`) and ``TaskContext.extensions`` read it from the call."""
+        try:
+            return [
+                ext.uri
+                for ext in self.extensions
+                if ext.uri in call.extensions and ext.activate(call.requested_extensions, call)
+            ]
+        except Exception:
+            logger.exception("extension activation failed for %s", call.operation.value)
+            raise InternalError() from None
+
     def _active(self, call: Call) -> list[Extension] | tuple[()]:
+        """The extensions active for ``call`` (decided once, see `_activate_extensions`)."""
         if not call.extensions:  # nearly every call: no list to build
             return ()
-        return [
-            ext
-            for ext in self.extensions
-            if ext.uri in call.extensions and ext.activate(call.requested_extensions, call)
-        ]
+        return [ext for ext in self.extensions if ext.uri in call.extensions]
 
     def _reply(self, call: Call, result: Any) -> HttpResponse:
         for ext in self._active(call):
@@ -656,7 +675,7 @@ class A2AServer:
             raise InvalidParamsError(f"Webhook URL refused: {exc}") from None
 
     async def _extended_card(self, call: Call) -> AgentCard:
-        if call.identity is None:
+        if call.identity is None and not self.extended_card_for_anonymous:
             raise UnsupportedOperationError(
                 "The extended agent card is only served to authenticated callers"
             )

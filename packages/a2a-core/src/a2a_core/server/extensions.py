@@ -2,10 +2,12 @@
 
 An extension declares its :class:`AgentExtension` (merged into the card), is active for a
 call when the client asked for its URI (``A2A-Extensions``) and :meth:`Extension.activate`
-agrees, and may hook the call on the way in and every reply on the way out: the result of a
-non-streaming call, and each event of a stream. Hooks decorate what one caller receives;
-they never change the stored task, so callers that did not activate the extension are
-unaffected.
+agrees (asked once per call, when the call has been decoded: that answer sets the reply's
+``A2A-Extensions`` header, ``TaskContext.extensions`` and which hooks run; a declined
+``required`` extension fails the call with -32008), and may hook the call on the way in
+and every reply on the way out: the result of a non-streaming call, and each event of a
+stream. Hooks decorate what one caller receives; they never change the stored task, so
+callers that did not activate the extension are unaffected.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ class Extension:
         return self.declaration.uri
 
     def activate(self, requested: Sequence[str], call: Call) -> bool:
-        """Whether to activate for a call that requested ``requested`` (default: if asked)."""
+        """Whether to activate for a call that requested ``requested`` (default: if asked).
+
+        Called once per call; ``call.extensions`` are the declared URIs the client asked for.
+        """
         return self.uri in requested
 
     async def on_request(self, call: Call) -> Call:
