@@ -15,19 +15,31 @@ snake_case key, does it take the **lenient path**: a generic decode, a schema-aw
 of the keys and values above (it walks only the declared structure, so the keys of
 ``metadata`` and other free-form maps are never touched), then ``msgspec.convert``. Either
 way a bad document raises :class:`DecodeError` with a message safe to show to the client.
+
+Nesting deeper than `NESTING_LIMIT` is refused before any decode (`json_depth_exceeds`), so
+the answer does not depend on the interpreter: msgspec's decoder has no depth limit of its
+own and stops only at the interpreter's recursion guard, which 3.11 and 3.12 meet near 1000
+levels but 3.13 only near 10000.
 """
 
 from __future__ import annotations
 
 import enum
 import re
+from array import array
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Any, Final, TypeAlias, TypeVar, overload
 
 import msgspec
 from msgspec import inspect as mi
 
-__all__ = ["DecodeError", "convert", "decode", "encode"]
+__all__ = ["NESTING_LIMIT", "DecodeError", "convert", "decode", "encode", "json_depth_exceeds"]
+
+#: Deepest JSON nesting `decode` (and `a2a_core.jsonrpc.decode_request`) accepts, on every
+#: interpreter: four times `ServerProtocol`'s default ``max_json_depth``, a quarter of the
+#: recursion limit that 3.11 shares between msgspec's decoder and the caller's frames.
+NESTING_LIMIT: Final = 256
 
 T = TypeVar("T")
 #: What `decode` reads: JSON text as bytes (or any buffer), a str, or a msgspec.Raw slice.
@@ -56,6 +68,70 @@ class DecodeError(ValueError):
         self.malformed_json = malformed_json
 
 
+# --- nesting depth ---------------------------------------------------------------------------
+#
+# Brackets become the bytes 0x01 (an opener) and 0xff (a closer, -1 as a signed byte); quotes
+# are kept to find strings, everything else is dropped. Only C-level bytes operations touch
+# the whole body; the Python loops run once per peeled level or per chunk.
+
+_MARKS: Final = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_MARKS: Final = bytes(b for b in range(256) if b not in b'"[]{}')
+_PAIR: Final = b"\x01\xff"
+_PEELED_LEVELS: Final = 8
+_CHUNK: Final = 1 << 15
+
+
+def json_depth_exceeds(body: bytes, limit: int) -> bool:
+    """True when ``body`` nests arrays/objects deeper than ``limit`` (any bytes accepted).
+
+    Exact for valid JSON, brackets inside strings (escapes included) not counted. For
+    malformed input it may answer either way, but never false for a body whose brackets,
+    read as a JSON decoder reads them until it fails, go deeper than ``limit``. Costs two
+    ``bytes.count`` passes when the body has at most ``limit`` openers (any request that
+    small), a few C-level passes otherwise.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False  # cannot be deeper than the number of openers
+    if b"\\" in body:
+        # Inside a string a backslash starts a two-byte escape; leftmost pairs of backslashes
+        # are exactly the escaped backslashes, after which every `\"` is an escaped quote.
+        body = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    marks = body.translate(_MARKS, _NOT_MARKS)
+    if b'"' in marks:
+        # Every remaining quote opens or closes a string. Adjacent quotes go first (a string
+        # without brackets, or two strings merging into one); then the brackets left between
+        # an odd and an even quote are inside a string.
+        marks = marks.replace(b'""', b"")
+        if b'"' in marks:
+            marks = b"".join(marks.split(b'"')[::2])
+    # Peel: each pass removes the innermost pairs, one level of every branch at once, which
+    # ends a typical document in a few passes. Long chains shrink slowly: after a few levels,
+    # or at the first slow pass, the rest is measured by a running sum.
+    peeled = 0
+    shrinking = True
+    while shrinking and peeled < _PEELED_LEVELS:
+        if peeled + marks.count(1) <= limit:
+            return False
+        shorter = marks.replace(_PAIR, b"")
+        removed = len(marks) - len(shorter)
+        if not removed:
+            break
+        peeled += 1
+        if peeled > limit:
+            return True
+        marks = shorter
+        shrinking = removed * 16 >= len(marks)
+    if peeled + marks.count(1) <= limit:
+        return False
+    depth = peeled
+    for start in range(0, len(marks), _CHUNK):
+        chunk = marks[start : start + _CHUNK]
+        if max(accumulate(array("b", chunk), initial=depth)) > limit:
+            return True
+        depth += chunk.count(1) - chunk.count(0xFF)
+    return False
+
+
 def encode(value: Any) -> bytes:
     """Encode a wire value (struct, list, dict, scalar) to compact ProtoJSON bytes."""
     return _encoder.encode(value)
@@ -66,12 +142,25 @@ def decode(data: _Data, type_: type[T]) -> T: ...
 @overload
 def decode(data: _Data, type_: Any) -> Any: ...
 def decode(data: _Data, type_: Any) -> Any:
-    """Decode JSON into ``type_`` with ProtoJSON's input rules; raise :class:`DecodeError`."""
+    """Decode JSON into ``type_`` with ProtoJSON's input rules; raise :class:`DecodeError`.
+
+    Text or bytes nested deeper than `NESTING_LIMIT` are malformed JSON ("JSON nesting too
+    deep"). A ``msgspec.Raw`` is taken as a slice of a document already measured, as
+    `a2a_core.jsonrpc.decode_request` measures the body whose params it slices out.
+    """
     if isinstance(data, str):
         try:
             data = data.encode()
         except UnicodeEncodeError:  # a lone surrogate: no UTF-8 text, hence no JSON
             raise DecodeError("JSON is malformed: invalid UTF-8", malformed_json=True) from None
+    # No nesting is deeper than the byte count: small documents skip even the counting. A
+    # Raw is a slice of a document already measured (`decode_request`'s params).
+    if (
+        len(data) > NESTING_LIMIT
+        and not isinstance(data, msgspec.Raw)
+        and json_depth_exceeds(data if isinstance(data, bytes) else bytes(data), NESTING_LIMIT)
+    ):
+        raise DecodeError("JSON nesting too deep", malformed_json=True)
     if not _SNAKE_KEY.search(data):
         decoder = _typed_decoders.get(type_) or _typed_decoder(type_)
         try:
@@ -80,7 +169,7 @@ def decode(data: _Data, type_: Any) -> Any:
             pass  # maybe only lenient-path input (integer enums, nulls...): try that
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             raise DecodeError(_json_error_message(exc), malformed_json=True) from None
-        except RecursionError:
+        except RecursionError:  # a recursion limit lowered below ours, or a Raw that deep
             raise DecodeError("JSON nesting too deep", malformed_json=True) from None
     try:
         generic = _generic_decoder.decode(data)

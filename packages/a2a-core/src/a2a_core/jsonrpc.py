@@ -24,6 +24,7 @@ from typing import Any, Final, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from a2a_core.codec import NESTING_LIMIT, json_depth_exceeds
 from a2a_core.errors import (
     A2AError,
     Dialect,
@@ -228,8 +229,8 @@ def decode_request(
 
     Failures, in the order they are checked:
 
-    - not UTF-8, not JSON, or nested deeper than the decoder's recursion limit: -32700,
-      ``id: null``;
+    - not UTF-8, not JSON, or nested deeper than `a2a_core.codec.NESTING_LIMIT` (on every
+      interpreter, whatever its recursion limit): -32700, ``id: null``;
     - a top-level array (A2A defines no batches) or any other non-object: -32600, ``id: null``;
     - an ``id`` that is not a string, an integer or null (a bool is not an integer here):
       -32600, ``id: null``;
@@ -249,6 +250,10 @@ def decode_request(
             body.decode("utf-8")
         except UnicodeDecodeError:
             return _parse_failure(_MSG_UTF8)
+    # msgspec stops only at the interpreter's recursion guard (near 10000 levels on 3.13):
+    # measure first. No nesting is deeper than the byte count, so most bodies skip even that.
+    if len(body) > NESTING_LIMIT and json_depth_exceeds(body, NESTING_LIMIT):
+        return _parse_failure(_MSG_TOO_DEEP)
     try:
         env = _ENVELOPE_DECODER.decode(body)
     except msgspec.ValidationError:
@@ -257,7 +262,7 @@ def decode_request(
         return _classify(body)
     except msgspec.DecodeError:
         return _parse_failure()
-    except RecursionError:
+    except RecursionError:  # a recursion limit lowered below NESTING_LIMIT (3.11 shares it)
         return _parse_failure(_MSG_TOO_DEEP)
 
     id_ = env.id

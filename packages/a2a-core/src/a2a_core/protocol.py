@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import re
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
@@ -178,25 +177,13 @@ _STREAM_OPERATIONS: Final = frozenset(
 #: The operations `ServerProtocol._check_capability` may refuse (the others skip the call).
 _GATED_OPERATIONS: Final = _PUSH_OPERATIONS | _STREAM_OPERATIONS | {Operation.GET_EXTENDED_CARD}
 
-# A JSON string (skipped whole, escapes included) or one bracket: scanning these tokens finds
-# the nesting depth without a Python-level step per byte.
-_JSON_TOKENS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
-
 
 def json_depth_exceeds(body: bytes, limit: int) -> bool:
-    """True when ``body`` nests arrays/objects deeper than ``limit`` (any bytes accepted)."""
-    if body.count(b"[") + body.count(b"{") <= limit:
-        return False  # cannot be deeper than the number of openers
-    depth = 0
-    for match in _JSON_TOKENS.finditer(body):
-        token = match.group()
-        if token in (b"[", b"{"):
-            depth += 1
-            if depth > limit:
-                return True
-        elif token in (b"]", b"}"):
-            depth -= 1
-    return False
+    """True when ``body`` nests arrays/objects deeper than ``limit`` (any bytes accepted).
+
+    The scan of `a2a_core.codec.json_depth_exceeds`, which also guards the decoders.
+    """
+    return codec.json_depth_exceeds(body, limit)
 
 
 def _join_path(*parts: str) -> str:
