@@ -224,8 +224,13 @@ def decode_request(
     body: bytes | bytearray | memoryview,
     *,
     notifications: NotificationPolicy = "reject",
+    depth_checked: bool = False,
 ) -> JsonRpcRequest | JsonRpcFailure:
     """Decode one JSON-RPC request; never raises on any body.
+
+    ``depth_checked``: the caller has already refused bodies nested deeper than
+    `a2a_core.codec.NESTING_LIMIT` (as `ServerProtocol` does with its ``max_json_depth``), so
+    the body is not measured again.
 
     Failures, in the order they are checked:
 
@@ -252,7 +257,7 @@ def decode_request(
             return _parse_failure(_MSG_UTF8)
     # msgspec stops only at the interpreter's recursion guard (near 10000 levels on 3.13):
     # measure first. No nesting is deeper than the byte count, so most bodies skip even that.
-    if len(body) > NESTING_LIMIT and json_depth_exceeds(body, NESTING_LIMIT):
+    if not depth_checked and len(body) > NESTING_LIMIT and json_depth_exceeds(body, NESTING_LIMIT):
         return _parse_failure(_MSG_TOO_DEEP)
     try:
         env = _ENVELOPE_DECODER.decode(body)

@@ -9,9 +9,12 @@ One object, configured once, owns everything between request bytes and reply byt
 - ``open_event_stream(call)`` returns the encoder of a streamed reply, which refuses events
   after the stream finished.
 
-Checks run in one fixed order on every RPC (DESIGN): route -> version -> required
-extensions -> extension activation (reply headers are set from here on) -> body size ->
-JSON nesting -> envelope -> method -> params -> capability. Nothing here does I/O, reads a
+Checks run in one fixed order on every RPC (DESIGN): route -> version (the ``A2A-Version``
+reply header is set from here on) -> required extensions requested -> body size -> JSON
+nesting -> content type -> envelope -> method -> params -> capability -> extension
+activation. Activation is decided once, when the call exists (``extension_activation``): that
+one decision sets the call's ``extensions`` and the ``A2A-Extensions`` reply headers, so a
+request refused before it became a call echoes no extension. Nothing here does I/O, reads a
 clock or raises on client input; a developer mistake (no base URL for the card, a result of
 the wrong type) raises :class:`LocalProtocolError`.
 """
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -34,6 +37,7 @@ from a2a_core.compat.v0_3 import types as v03
 from a2a_core.errors import (
     A2AError,
     ExtendedAgentCardNotConfiguredError,
+    ExtensionSupportRequiredError,
     HttpStatusTable,
     InternalError,
     InvalidParamsError,
@@ -64,7 +68,13 @@ from a2a_core.jsonrpc import (
     encode_error,
     encode_result,
 )
-from a2a_core.sse import STREAM_HEADERS, EventStream, ends_stream
+from a2a_core.media_types import check_request_content_type
+from a2a_core.sse import (
+    CLOSING_STATES,
+    STREAM_HEADERS,
+    SUBSCRIPTION_CLOSING_STATES,
+    EventStream,
+)
 from a2a_core.types import (
     AgentCard,
     AgentExtension,
@@ -79,7 +89,6 @@ from a2a_core.types import (
     ListTasksResponse,
     SendMessageRequest,
     SendMessageResponse,
-    StreamResponse,
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
@@ -207,9 +216,17 @@ class ServerProtocol:
         versions: The A2A versions served (Major.Minor).
         strict_versions: Refuse a method whose dialect is not the negotiated version.
         extensions: Extensions declared in the card (``required`` ones are enforced).
+        extension_activation: Decides, once per call, which of the declared extensions the
+            client asked for are active: given the call (its ``extensions`` are those
+            candidates), it returns the URIs to activate. The call's ``extensions`` and the
+            ``A2A-Extensions`` reply headers both come from that one answer; a declined
+            ``required`` extension fails the call with -32008. ``None``: every candidate.
+            It must not raise: an A2AError it raises is the call's error reply.
         extended_card_configured: An extended card is available (GetExtendedAgentCard).
         max_body_size: Largest request body, in bytes.
-        max_json_depth: Deepest JSON nesting accepted.
+        max_json_depth: Deepest JSON nesting accepted (-32600 / 400 beyond it). The decoders
+            refuse nesting beyond `a2a_core.codec.NESTING_LIMIT` (256) as malformed JSON
+            whatever this says, so that no interpreter's recursion limit decides.
         metadata: Server-wide metadata merged under every call's metadata.
         error_table: The edition of the HTTP status mapping for REST errors.
         rest_content_type: Content type of REST replies (``application/a2a+json`` by option).
@@ -230,6 +247,7 @@ class ServerProtocol:
         versions: Sequence[str] = DEFAULT_VERSIONS,
         strict_versions: bool = False,
         extensions: Sequence[AgentExtension] = (),
+        extension_activation: Callable[[Call], Iterable[str]] | None = None,
         extended_card_configured: bool = False,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
@@ -241,9 +259,14 @@ class ServerProtocol:
         self.versions: tuple[str, ...] = tuple(versions)
         self.strict_versions = strict_versions
         self.extensions: tuple[AgentExtension, ...] = tuple(extensions)
+        self.extension_activation = extension_activation
+        self._required_extensions = tuple(ext.uri for ext in self.extensions if ext.required)
         self.extended_card_configured = extended_card_configured
         self.max_body_size = max_body_size
         self.max_json_depth = max_json_depth
+        # Bodies deeper than max_json_depth are refused before the envelope is decoded: the
+        # decoder need not measure them again while that is within its own limit.
+        self._depth_within_codec_limit = max_json_depth <= codec.NESTING_LIMIT
         self.metadata: Mapping[str, Any] = dict(metadata or {})
         self.error_table = HttpStatusTable(error_table)
         self.rest_content_type = rest_content_type
@@ -317,7 +340,10 @@ class ServerProtocol:
                 match = rest.match_route(request.method, relative, v0_3=self._rest_v0_3)
                 if isinstance(match, rest.RouteMatch):
                     return self._receive_rest(request, match)
-                return rest.rest_route_miss_response(match, self.rest_content_type)
+                legacy = self._rest_v0_3 and (relative == "/v1" or relative.startswith("/v1/"))
+                return rest.rest_route_miss_response(
+                    match, self.rest_content_type, "0.3" if legacy else "1.0"
+                )
         return _plain_error(404, "Not found")
 
     def _negotiate(
@@ -369,7 +395,8 @@ class ServerProtocol:
             version, explicit, requested, activated = self._negotiate(request)
         except A2AError as exc:
             return self._jsonrpc_error(None, exc, "1.0", ())
-        headers = self._reply_headers(version, activated)
+        # Until the call exists no extension is active: its replies echo only the version.
+        headers = self._reply_headers(version, ())
         default_dialect: Dialect = "0.3" if version == "0.3" else "1.0"
         body = request.body
         # Too large, or perhaps too deep (no nesting is deeper than the count of openers):
@@ -382,12 +409,20 @@ class ServerProtocol:
                 self._check_body(body)
             except A2AError as exc:
                 return self._jsonrpc_error(None, exc, default_dialect, headers)
+        # The same content-type check as REST's, before the body is parsed (DIGEST §12 A12):
+        # a normal JSON-RPC error, `id` null since the request was not read.
+        try:
+            check_request_content_type(request.headers.get("content-type"))
+        except A2AError as exc:
+            return self._jsonrpc_error(None, exc, default_dialect, headers)
 
-        decoded = decode_request(body, notifications=self.notifications)
+        decoded = decode_request(
+            body, notifications=self.notifications, depth_checked=self._depth_within_codec_limit
+        )
         if isinstance(decoded, JsonRpcFailure):
             if decoded.dialect is not None and not explicit and not self.strict_versions:
                 # The error goes out in the method's dialect: echo that one, as a call would.
-                headers = self._reply_headers(decoded.dialect, activated)
+                headers = self._reply_headers(decoded.dialect, ())
             if not decoded.reply:
                 return HttpResponse(204, headers)
             body = decoded.encode(default_dialect)
@@ -406,7 +441,7 @@ class ServerProtocol:
         if not explicit and not self.strict_versions:
             # No A2A-Version: the method's dialect is the version actually served (A1).
             version = dialect
-            headers = self._reply_headers(version, activated)
+            headers = self._reply_headers(version, ())
         try:
             if self.strict_versions and dialect != version:
                 raise VersionNotSupportedError(
@@ -434,9 +469,15 @@ class ServerProtocol:
             version,
             decoded.id,
             requested,
-            activated,
             headers,
         )
+        if activated:
+            try:
+                call = self._activate(call, activated)
+            except A2AError as exc:
+                if silent:
+                    return HttpResponse(204, headers)
+                return self._jsonrpc_error(decoded.id, exc, dialect, headers)
         return dataclasses.replace(call, notification=True) if silent else call
 
     def _decode_params(
@@ -478,10 +519,10 @@ class ServerProtocol:
         version: str,
         request_id: JsonRpcId,
         requested: tuple[str, ...],
-        activated: tuple[str, ...],
         headers: tuple[tuple[str, str], ...],
     ) -> Call:
-        """The call, with its metadata merged (positional arguments: this runs per call)."""
+        """The call, with its metadata merged and no extension active yet (`_activate` adds
+        them). Positional arguments: this runs per call."""
         tenant = getattr(call_request, "tenant", "") or ""
         identity = request.identity
         server_metadata = self.metadata
@@ -500,7 +541,7 @@ class ServerProtocol:
             version,
             request_id,
             operation in _STREAM_OPERATIONS,  # streaming
-            activated,  # extensions
+            (),  # extensions
             requested,  # requested_extensions
             metadata,
             identity,
@@ -517,10 +558,10 @@ class ServerProtocol:
         try:
             version, explicit, requested, activated = self._negotiate(request)
         except A2AError as exc:
-            return self._rest_error(exc, ())
+            return self._rest_error(exc, (), dialect)
         if not explicit and not self.strict_versions:
             version = dialect  # no A2A-Version: the route's dialect is what is served (A1)
-        headers = self._reply_headers(version, activated)
+        headers = self._reply_headers(version, ())  # no extension is active before the call
         try:
             if dialect not in self.versions:
                 raise MethodNotFoundError("This route's A2A version is not served")
@@ -534,13 +575,14 @@ class ServerProtocol:
                 or body.count(b"[") + body.count(b"{") > self.max_json_depth
             ):
                 self._check_body(body)  # too large, or perhaps too deep (as in JSON-RPC)
-            rest.check_request_content_type(request.headers.get("content-type"), body)
+            if body:  # a body-less request (GET, a bare POST) has nothing to refuse
+                check_request_content_type(request.headers.get("content-type"))
             call_request = rest.decode_rest_request(match, request.query_params(), body)
             if route.operation in _GATED_OPERATIONS:
                 self._check_capability(route.operation)
         except A2AError as exc:
-            return self._rest_error(exc, headers)
-        return self._make_call(
+            return self._rest_error(exc, headers, dialect)
+        call = self._make_call(
             request,
             route.operation,
             call_request,
@@ -550,9 +592,38 @@ class ServerProtocol:
             version,
             None,
             requested,
-            activated,
             headers,
         )
+        if activated:
+            try:
+                call = self._activate(call, activated)
+            except A2AError as exc:
+                return self._rest_error(exc, headers, dialect)
+        return call
+
+    def _activate(self, call: Call, offered: tuple[str, ...]) -> Call:
+        """The one activation decision of a call: ``offered`` (the declared URIs the client
+        asked for) narrowed by ``extension_activation``; the call's ``extensions`` and its
+        reply headers both come from it. A required extension that is declined fails the
+        call with -32008, as one not asked for does. Raises A2AError."""
+        draft = dataclasses.replace(call, extensions=offered)
+        decide = self.extension_activation
+        if decide is None:
+            activated = offered
+        else:
+            chosen = set(decide(draft))
+            activated = tuple(uri for uri in offered if uri in chosen)
+        declined = [uri for uri in self._required_extensions if uri not in activated]
+        if declined:
+            raise ExtensionSupportRequiredError(
+                "Required extension(s) requested but not activated: " + ", ".join(declined),
+                data={"requiredExtensions": declined},
+                metadata={"requiredExtensions": ",".join(declined)},
+            )
+        if not activated:
+            return call
+        headers = self._reply_headers(call.version, activated)
+        return dataclasses.replace(call, extensions=activated, response_headers=headers)
 
     # --- replying --------------------------------------------------------------------------
 
@@ -588,21 +659,27 @@ class ServerProtocol:
         if call.notification:
             return HttpResponse(204, call.response_headers)
         if call.binding == "rest":
-            return self._rest_error(exc, call.response_headers)
+            return self._rest_error(exc, call.response_headers, call.dialect)
         return self._jsonrpc_error(call.request_id, exc, call.dialect, call.response_headers)
 
     def open_event_stream(self, call: Call) -> EventStream:
         """The encoder of a streaming call's frames (it knows the binding, dialect and id)."""
         if not call.streaming:
             raise LocalProtocolError(f"{call.operation.value} is not a streaming operation")
-        if call.binding == "rest":
-            return EventStream(
-                "rest",
-                call.dialect,
-                event_encoder=_encode_rest_v03_event if call.dialect == "0.3" else None,
-                status_table=self.error_table,
-            )
-        return EventStream("jsonrpc", call.dialect, call.request_id, status_table=self.error_table)
+        # A subscription follows the task until it is terminal, across interruptions; a send
+        # stream also closes on input-required (DIGEST §12 A6).
+        closing = (
+            SUBSCRIPTION_CLOSING_STATES
+            if call.operation is Operation.SUBSCRIBE_TO_TASK
+            else CLOSING_STATES
+        )
+        return EventStream(
+            call.binding,
+            call.dialect,
+            call.request_id if call.binding == "jsonrpc" else None,
+            status_table=self.error_table,
+            closing_states=closing,
+        )
 
     def stream_headers(self, call: Call) -> tuple[tuple[str, str], ...]:
         """Headers of a streamed reply: the SSE ones plus the call's own."""
@@ -620,8 +697,10 @@ class ServerProtocol:
         body = encode_error(request_id, exc, dialect)
         return HttpResponse(200, (*_JSON_HEADERS, *headers), body)
 
-    def _rest_error(self, exc: A2AError, headers: tuple[tuple[str, str], ...]) -> HttpResponse:
-        response = rest.rest_error_response(exc, self.error_table, self.rest_content_type)
+    def _rest_error(
+        self, exc: A2AError, headers: tuple[tuple[str, str], ...], dialect: Dialect
+    ) -> HttpResponse:
+        response = rest.rest_error_response(exc, self.error_table, self.rest_content_type, dialect)
         return HttpResponse(response.status, (*response.headers, *headers), response.body)
 
 
@@ -660,11 +739,6 @@ def _plain_error(
         }
     )
     return HttpResponse(status, (*_JSON_HEADERS, *extra), body)
-
-
-def _encode_rest_v03_event(event: StreamResponse) -> bytes:
-    """v0.3 REST stream events: the v0.3 proto's StreamResponse, ``final`` by the close rule."""
-    return rest.encode_rest_stream_event("0.3", event, final=ends_stream(event))
 
 
 def _to_v03_result(operation: Operation, result: object) -> object:
