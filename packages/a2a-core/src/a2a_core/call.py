@@ -9,22 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from a2a_core._base import fast_frozen_init
-from a2a_core.jsonrpc import Dialect, JsonRpcId, Operation
-from a2a_core.types import (
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
-    ListTasksRequest,
-    SendMessageRequest,
-    SubscribeToTaskRequest,
-    TaskPushNotificationConfig,
-)
+from a2a_core.jsonrpc import JsonRpcId
+from a2a_core.operations import Binding, CallRequest, Dialect, Operation
 
 __all__ = [
     "AUTH_METADATA_KEY",
@@ -35,23 +24,6 @@ __all__ = [
     "CallRequest",
     "merge_metadata",
 ]
-
-#: The binding a call arrived on.
-Binding = Literal["jsonrpc", "rest"]
-
-#: The v1.0 request struct of any operation.
-CallRequest = (
-    SendMessageRequest
-    | GetTaskRequest
-    | ListTasksRequest
-    | CancelTaskRequest
-    | SubscribeToTaskRequest
-    | TaskPushNotificationConfig
-    | GetTaskPushNotificationConfigRequest
-    | ListTaskPushNotificationConfigsRequest
-    | DeleteTaskPushNotificationConfigRequest
-    | GetExtendedAgentCardRequest
-)
 
 #: Metadata key under which the authenticated identity is visible to agents.
 AUTH_METADATA_KEY: Final = "a2a.auth"

@@ -30,6 +30,8 @@ from typing import Any, ClassVar, Final, Literal
 
 import msgspec
 
+from a2a_core.operations import Dialect
+
 __all__ = [
     "ERROR_CLASSES",
     "ERROR_INFO_DOMAIN",
@@ -66,8 +68,6 @@ __all__ = [
     "rest_error_body",
 ]
 
-#: A JSON-RPC wire dialect: ``"1.0"`` (PascalCase methods, ErrorInfo details) or ``"0.3"``.
-Dialect = Literal["1.0", "0.3"]
 
 #: ``ErrorInfo.domain`` of every A2A error (DIGEST §4.2).
 ERROR_INFO_DOMAIN: Final = "a2a-protocol.org"

@@ -16,7 +16,6 @@ without building Python objects, and the method's own params decoder parses them
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final, Literal
@@ -27,12 +26,12 @@ from msgspec import UNSET, UnsetType
 from a2a_core.codec import NESTING_LIMIT, json_depth_exceeds
 from a2a_core.errors import (
     A2AError,
-    Dialect,
     InvalidRequestError,
     JSONParseError,
     JsonRpcErrorObject,
     jsonrpc_error_object,
 )
+from a2a_core.operations import OPERATIONS, Dialect, Operation
 
 __all__ = [
     "V0_3_METHODS",
@@ -61,26 +60,6 @@ JsonRpcId = str | int | None
 NotificationPolicy = Literal["reject", "ignore", "accept"]
 
 
-class Operation(enum.Enum):
-    """A version-neutral A2A operation; the value is its v1.0 (canonical) method name."""
-
-    # Members are compared by identity; hashing them by identity too (a C slot, rather than
-    # Enum's hash of the name in Python) makes every dict and set lookup on them cheaper.
-    __hash__ = object.__hash__
-
-    SEND_MESSAGE = "SendMessage"
-    SEND_STREAMING_MESSAGE = "SendStreamingMessage"
-    GET_TASK = "GetTask"
-    LIST_TASKS = "ListTasks"
-    CANCEL_TASK = "CancelTask"
-    SUBSCRIBE_TO_TASK = "SubscribeToTask"
-    CREATE_PUSH_CONFIG = "CreateTaskPushNotificationConfig"
-    GET_PUSH_CONFIG = "GetTaskPushNotificationConfig"
-    LIST_PUSH_CONFIGS = "ListTaskPushNotificationConfigs"
-    DELETE_PUSH_CONFIG = "DeleteTaskPushNotificationConfig"
-    GET_EXTENDED_CARD = "GetExtendedAgentCard"
-
-
 class MethodSpec(msgspec.Struct, frozen=True):
     """One JSON-RPC method name and what it means."""
 
@@ -91,48 +70,26 @@ class MethodSpec(msgspec.Struct, frozen=True):
     dialect: Dialect
     """The dialect the name belongs to; the reply is encoded in it."""
     streaming: bool
-    """Whether the result is an SSE stream rather than one response."""
+    """Whether the result is an SSE stream rather than one response (the operation's)."""
 
 
-def _table(
-    dialect: Dialect, rows: tuple[tuple[str, Operation, bool], ...]
-) -> Mapping[str, MethodSpec]:
-    return MappingProxyType({name: MethodSpec(name, op, dialect, s) for name, op, s in rows})
-
-
-#: v1.0 method names (equal to the gRPC RPC names).
-V1_METHODS: Final[Mapping[str, MethodSpec]] = _table(
-    "1.0",
-    (
-        ("SendMessage", Operation.SEND_MESSAGE, False),
-        ("SendStreamingMessage", Operation.SEND_STREAMING_MESSAGE, True),
-        ("GetTask", Operation.GET_TASK, False),
-        ("ListTasks", Operation.LIST_TASKS, False),
-        ("CancelTask", Operation.CANCEL_TASK, False),
-        ("SubscribeToTask", Operation.SUBSCRIBE_TO_TASK, True),
-        ("CreateTaskPushNotificationConfig", Operation.CREATE_PUSH_CONFIG, False),
-        ("GetTaskPushNotificationConfig", Operation.GET_PUSH_CONFIG, False),
-        ("ListTaskPushNotificationConfigs", Operation.LIST_PUSH_CONFIGS, False),
-        ("DeleteTaskPushNotificationConfig", Operation.DELETE_PUSH_CONFIG, False),
-        ("GetExtendedAgentCard", Operation.GET_EXTENDED_CARD, False),
-    ),
+#: v1.0 method names (equal to the gRPC RPC names), from the operations table.
+V1_METHODS: Final[Mapping[str, MethodSpec]] = MappingProxyType(
+    {
+        spec.operation.value: MethodSpec(
+            spec.operation.value, spec.operation, "1.0", spec.streaming
+        )
+        for spec in OPERATIONS.values()
+    }
 )
 
-#: v0.3 method names. v0.3 has no list-tasks method (DIGEST §12 A4).
-V0_3_METHODS: Final[Mapping[str, MethodSpec]] = _table(
-    "0.3",
-    (
-        ("message/send", Operation.SEND_MESSAGE, False),
-        ("message/stream", Operation.SEND_STREAMING_MESSAGE, True),
-        ("tasks/get", Operation.GET_TASK, False),
-        ("tasks/cancel", Operation.CANCEL_TASK, False),
-        ("tasks/resubscribe", Operation.SUBSCRIBE_TO_TASK, True),
-        ("tasks/pushNotificationConfig/set", Operation.CREATE_PUSH_CONFIG, False),
-        ("tasks/pushNotificationConfig/get", Operation.GET_PUSH_CONFIG, False),
-        ("tasks/pushNotificationConfig/list", Operation.LIST_PUSH_CONFIGS, False),
-        ("tasks/pushNotificationConfig/delete", Operation.DELETE_PUSH_CONFIG, False),
-        ("agent/getAuthenticatedExtendedCard", Operation.GET_EXTENDED_CARD, False),
-    ),
+#: v0.3 method names, from the operations table. v0.3 has no list-tasks method (DIGEST §12 A4).
+V0_3_METHODS: Final[Mapping[str, MethodSpec]] = MappingProxyType(
+    {
+        spec.v0_3_method: MethodSpec(spec.v0_3_method, spec.operation, "0.3", spec.streaming)
+        for spec in OPERATIONS.values()
+        if spec.v0_3_method is not None
+    }
 )
 
 _ALL_METHODS: Final[dict[str, MethodSpec]] = {**V1_METHODS, **V0_3_METHODS}

@@ -31,9 +31,8 @@ import msgspec
 
 from a2a_core import codec, rest
 from a2a_core.agent_card import AgentCardPublisher, CardOptions, ServedInterface
-from a2a_core.call import Binding, Call, CallRequest, merge_metadata
+from a2a_core.call import Call, merge_metadata
 from a2a_core.compat.v0_3 import convert as v03c
-from a2a_core.compat.v0_3 import types as v03
 from a2a_core.errors import (
     A2AError,
     ExtendedAgentCardNotConfiguredError,
@@ -58,17 +57,23 @@ from a2a_core.http import HttpRequest, HttpResponse
 from a2a_core.jsonrpc import (
     V0_3_METHODS,
     V1_METHODS,
-    Dialect,
     JsonRpcFailure,
     JsonRpcId,
     MethodSpec,
     NotificationPolicy,
-    Operation,
     decode_request,
     encode_error,
     encode_result,
 )
 from a2a_core.media_types import check_request_content_type
+from a2a_core.operations import (
+    OPERATIONS,
+    Binding,
+    CallRequest,
+    Dialect,
+    Operation,
+    OperationSpec,
+)
 from a2a_core.sse import (
     CLOSING_STATES,
     STREAM_HEADERS,
@@ -78,18 +83,8 @@ from a2a_core.sse import (
 from a2a_core.types import (
     AgentCard,
     AgentExtension,
-    CancelTaskRequest,
-    DeleteTaskPushNotificationConfigRequest,
-    GetExtendedAgentCardRequest,
-    GetTaskPushNotificationConfigRequest,
-    GetTaskRequest,
-    ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse,
-    ListTasksRequest,
-    ListTasksResponse,
-    SendMessageRequest,
     SendMessageResponse,
-    SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
     TransportProtocol,
@@ -109,82 +104,8 @@ _JSON_HEADERS: Final = (("content-type", _JSON),)
 #: The metadata of a call that has none (read only: merged into a new dict when needed).
 _NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
 
-# --- what each operation reads and returns -------------------------------------------------
-
-#: v1.0 params struct of each operation.
-_V1_PARAMS: Final[Mapping[Operation, type[Any]]] = {
-    Operation.SEND_MESSAGE: SendMessageRequest,
-    Operation.SEND_STREAMING_MESSAGE: SendMessageRequest,
-    Operation.GET_TASK: GetTaskRequest,
-    Operation.LIST_TASKS: ListTasksRequest,
-    Operation.CANCEL_TASK: CancelTaskRequest,
-    Operation.SUBSCRIBE_TO_TASK: SubscribeToTaskRequest,
-    Operation.CREATE_PUSH_CONFIG: TaskPushNotificationConfig,
-    Operation.GET_PUSH_CONFIG: GetTaskPushNotificationConfigRequest,
-    Operation.LIST_PUSH_CONFIGS: ListTaskPushNotificationConfigsRequest,
-    Operation.DELETE_PUSH_CONFIG: DeleteTaskPushNotificationConfigRequest,
-    Operation.GET_EXTENDED_CARD: GetExtendedAgentCardRequest,
-}
-
-
-class _V03NoParams(msgspec.Struct):
-    """The params of ``agent/getAuthenticatedExtendedCard``: it defines none, any object is
-    ignored (an absent or ``null`` params reaches the decoder as ``{}``)."""
-
-
-def _extended_card_params_to_v1(_params: _V03NoParams) -> GetExtendedAgentCardRequest:
-    return GetExtendedAgentCardRequest()
-
-
-#: v0.3 params struct of each operation, and its conversion to the v1.0 request.
-_V03_PARAMS: Final[Mapping[Operation, tuple[type[Any], Callable[[Any], CallRequest]]]] = {
-    Operation.SEND_MESSAGE: (v03.MessageSendParams, v03c.send_params_to_v1),
-    Operation.SEND_STREAMING_MESSAGE: (v03.MessageSendParams, v03c.send_params_to_v1),
-    Operation.GET_TASK: (v03.TaskQueryParams, v03c.get_task_params_to_v1),
-    Operation.CANCEL_TASK: (v03.TaskIdParams, v03c.cancel_params_to_v1),
-    Operation.SUBSCRIBE_TO_TASK: (v03.TaskIdParams, v03c.subscribe_params_to_v1),
-    Operation.CREATE_PUSH_CONFIG: (v03.TaskPushNotificationConfig, v03c.task_push_config_to_v1),
-    Operation.GET_PUSH_CONFIG: (
-        v03.GetTaskPushNotificationConfigParams,
-        v03c.get_push_config_params_to_v1,
-    ),
-    Operation.LIST_PUSH_CONFIGS: (
-        v03.ListTaskPushNotificationConfigParams,
-        v03c.list_push_config_params_to_v1,
-    ),
-    Operation.DELETE_PUSH_CONFIG: (
-        v03.DeleteTaskPushNotificationConfigParams,
-        v03c.delete_push_config_params_to_v1,
-    ),
-    Operation.GET_EXTENDED_CARD: (_V03NoParams, _extended_card_params_to_v1),
-}
-
-#: The result type each operation's reply must be given (``None`` for delete).
-_RESULT_TYPES: Final[Mapping[Operation, tuple[type[Any], ...]]] = {
-    Operation.SEND_MESSAGE: (SendMessageResponse,),
-    Operation.GET_TASK: (Task,),
-    Operation.LIST_TASKS: (ListTasksResponse,),
-    Operation.CANCEL_TASK: (Task,),
-    Operation.CREATE_PUSH_CONFIG: (TaskPushNotificationConfig,),
-    Operation.GET_PUSH_CONFIG: (TaskPushNotificationConfig,),
-    Operation.LIST_PUSH_CONFIGS: (ListTaskPushNotificationConfigsResponse,),
-    Operation.DELETE_PUSH_CONFIG: (type(None),),
-    Operation.GET_EXTENDED_CARD: (AgentCard,),
-}
-
-_PUSH_OPERATIONS: Final = frozenset(
-    {
-        Operation.CREATE_PUSH_CONFIG,
-        Operation.GET_PUSH_CONFIG,
-        Operation.LIST_PUSH_CONFIGS,
-        Operation.DELETE_PUSH_CONFIG,
-    }
-)
-_STREAM_OPERATIONS: Final = frozenset(
-    {Operation.SEND_STREAMING_MESSAGE, Operation.SUBSCRIBE_TO_TASK}
-)
-#: The operations `ServerProtocol._check_capability` may refuse (the others skip the call).
-_GATED_OPERATIONS: Final = _PUSH_OPERATIONS | _STREAM_OPERATIONS | {Operation.GET_EXTENDED_CARD}
+#: The operations table as a plain dict: one lookup per request, on an identity-hashed key.
+_SPECS: Final[dict[Operation, OperationSpec]] = dict(OPERATIONS)
 
 
 def json_depth_exceeds(body: bytes, limit: int) -> bool:
@@ -449,10 +370,10 @@ class ServerProtocol:
                     f"negotiated {version}"
                     + ("" if explicit else " (no A2A-Version header means 0.3)")
                 )
-            operation = spec.operation
-            call_request, call_metadata = self._decode_params(operation, dialect, decoded.params)
-            if operation in _GATED_OPERATIONS:
-                self._check_capability(operation)
+            op_spec = _SPECS[spec.operation]
+            call_request, call_metadata = self._decode_params(op_spec, dialect, decoded.params)
+            if op_spec.gate is not None:
+                self._check_capability(op_spec)
         except A2AError as exc:
             if silent:
                 return HttpResponse(204, headers)
@@ -461,7 +382,7 @@ class ServerProtocol:
             return HttpResponse(204, headers)
         call = self._make_call(
             request,
-            operation,
+            op_spec,
             call_request,
             call_metadata,
             "jsonrpc",
@@ -481,28 +402,32 @@ class ServerProtocol:
         return dataclasses.replace(call, notification=True) if silent else call
 
     def _decode_params(
-        self, operation: Operation, dialect: Dialect, params: msgspec.Raw
+        self, op_spec: OperationSpec, dialect: Dialect, params: msgspec.Raw
     ) -> tuple[CallRequest, Mapping[str, Any]]:
         """Params bytes -> the v1.0 request and the call's own metadata. Raises -32602."""
         try:
             if dialect == "0.3":
-                params_type, to_v1 = _V03_PARAMS[operation]
-                legacy = codec.decode(params, params_type)
-                converted = to_v1(legacy)
+                # Only operations with a v0.3 method name reach here (the method tables).
+                assert op_spec.v0_3_params is not None
+                assert op_spec.v0_3_to_v1 is not None
+                legacy = codec.decode(params, op_spec.v0_3_params)
+                converted = op_spec.v0_3_to_v1(legacy)
                 metadata = getattr(legacy, "metadata", None) or _NO_METADATA
                 return converted, metadata
-            value: CallRequest = codec.decode(params, _V1_PARAMS[operation])
+            value: CallRequest = codec.decode(params, op_spec.params)
         except codec.DecodeError as exc:
             raise InvalidParamsError(f"Invalid parameters: {exc.message}") from None
         return value, getattr(value, "metadata", None) or _NO_METADATA
 
-    def _check_capability(self, operation: Operation) -> None:
+    def _check_capability(self, op_spec: OperationSpec) -> None:
+        """The operation's capability gate (DIGEST §6): -32003 / -32004 / -32007."""
         caps = self.capabilities
-        if operation in _PUSH_OPERATIONS and not caps.push_notifications:
+        gate = op_spec.gate
+        if gate == "push_notifications" and not caps.push_notifications:
             raise PushNotificationNotSupportedError()
-        if operation in _STREAM_OPERATIONS and not caps.streaming:
+        if gate == "streaming" and not caps.streaming:
             raise UnsupportedOperationError("Streaming is not supported by this agent")
-        if operation is Operation.GET_EXTENDED_CARD:
+        if gate == "extended_agent_card":
             if not caps.extended_agent_card:
                 raise UnsupportedOperationError("This agent has no extended agent card")
             if not self.extended_card_configured:
@@ -511,7 +436,7 @@ class ServerProtocol:
     def _make_call(
         self,
         request: HttpRequest,
-        operation: Operation,
+        op_spec: OperationSpec,
         call_request: CallRequest,
         call_metadata: Mapping[str, Any],
         binding: Binding,
@@ -534,13 +459,13 @@ class ServerProtocol:
             metadata = {}  # most calls: no metadata anywhere (what merge_metadata returns)
         # Positional, in field order: this runs for every call.
         return Call(
-            operation,
+            op_spec.operation,
             call_request,
             binding,
             dialect,
             version,
             request_id,
-            operation in _STREAM_OPERATIONS,  # streaming
+            op_spec.streaming,  # streaming
             (),  # extensions
             requested,  # requested_extensions
             metadata,
@@ -578,13 +503,14 @@ class ServerProtocol:
             if body:  # a body-less request (GET, a bare POST) has nothing to refuse
                 check_request_content_type(request.headers.get("content-type"))
             call_request = rest.decode_rest_request(match, request.query_params(), body)
-            if route.operation in _GATED_OPERATIONS:
-                self._check_capability(route.operation)
+            op_spec = _SPECS[route.operation]
+            if op_spec.gate is not None:
+                self._check_capability(op_spec)
         except A2AError as exc:
             return self._rest_error(exc, headers, dialect)
         call = self._make_call(
             request,
-            route.operation,
+            op_spec,
             call_request,
             getattr(call_request, "metadata", None) or _NO_METADATA,
             "rest",
@@ -634,8 +560,8 @@ class ServerProtocol:
         ListTasksResponse, TaskPushNotificationConfig, ListTaskPushNotificationConfigsResponse,
         ``None`` (delete) or AgentCard. Anything else is a developer error.
         """
-        expected = _RESULT_TYPES.get(call.operation)
-        if expected is None or not isinstance(result, expected):
+        expected = _SPECS[call.operation].results
+        if not isinstance(result, expected):
             raise LocalProtocolError(
                 f"{call.operation.value} cannot reply with a {type(result).__name__}"
             )

@@ -60,7 +60,7 @@ from __future__ import annotations
 import datetime as _dt
 import enum
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 from urllib.parse import unquote
 
@@ -73,7 +73,6 @@ from a2a_core._base import WireStruct
 from a2a_core.compat.v0_3 import rest_convert, rest_types
 from a2a_core.errors import (
     A2AError,
-    Dialect,
     ErrorInfo,
     FieldViolation,
     HttpStatusTable,
@@ -87,13 +86,13 @@ from a2a_core.errors import (
     rest_error_body,
 )
 from a2a_core.http import HttpResponse
-from a2a_core.jsonrpc import Operation
 from a2a_core.media_types import (
     A2A_JSON_CONTENT_TYPE,
     JSON_CONTENT_TYPE,
     check_request_content_type,
     is_json_media_type,
 )
+from a2a_core.operations import OPERATIONS, CallRequest, Dialect, Operation
 from a2a_core.types._common import Struct
 
 __all__ = [
@@ -123,19 +122,8 @@ T = TypeVar("T")
 #: What responses carry unless the server is configured otherwise.
 DEFAULT_CONTENT_TYPE: Final = JSON_CONTENT_TYPE
 
-#: The v1.0 request a REST route decodes to.
-RestRequest: TypeAlias = (
-    v1.SendMessageRequest
-    | v1.GetTaskRequest
-    | v1.ListTasksRequest
-    | v1.CancelTaskRequest
-    | v1.SubscribeToTaskRequest
-    | v1.TaskPushNotificationConfig
-    | v1.GetTaskPushNotificationConfigRequest
-    | v1.ListTaskPushNotificationConfigsRequest
-    | v1.DeleteTaskPushNotificationConfigRequest
-    | v1.GetExtendedAgentCardRequest
-)
+#: The v1.0 request a REST route decodes to (the operations' request union).
+RestRequest: TypeAlias = CallRequest
 
 
 # ---------------------------------------------------------------------------------------
@@ -154,7 +142,7 @@ class RestRoute(msgspec.Struct, frozen=True):
     dialect: Dialect
     """The dialect of its payloads: ``"1.0"`` or ``"0.3"`` (the ``/v1/`` routes)."""
     streaming: bool
-    """Whether the result is an SSE stream rather than one response."""
+    """Whether the result is an SSE stream rather than one response (the operation's)."""
 
 
 class RouteMatch(msgspec.Struct, frozen=True):
@@ -196,52 +184,53 @@ class RouteMiss(msgspec.Struct, frozen=True):
 
 
 _V1_ROUTES: Final = (
-    ("POST", "/message:send", Operation.SEND_MESSAGE, False),
-    ("POST", "/message:stream", Operation.SEND_STREAMING_MESSAGE, True),
-    ("GET", "/tasks/{id}", Operation.GET_TASK, False),
-    ("GET", "/tasks", Operation.LIST_TASKS, False),
-    ("POST", "/tasks/{id}:cancel", Operation.CANCEL_TASK, False),
+    ("POST", "/message:send", Operation.SEND_MESSAGE),
+    ("POST", "/message:stream", Operation.SEND_STREAMING_MESSAGE),
+    ("GET", "/tasks/{id}", Operation.GET_TASK),
+    ("GET", "/tasks", Operation.LIST_TASKS),
+    ("POST", "/tasks/{id}:cancel", Operation.CANCEL_TASK),
     # The proto says GET, the spec text and both TCKs POST: serve both (DIGEST §12 A3).
-    ("GET", "/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK, True),
-    ("POST", "/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK, True),
-    ("POST", "/tasks/{task_id}/pushNotificationConfigs", Operation.CREATE_PUSH_CONFIG, False),
-    ("GET", "/tasks/{task_id}/pushNotificationConfigs/{id}", Operation.GET_PUSH_CONFIG, False),
-    ("GET", "/tasks/{task_id}/pushNotificationConfigs", Operation.LIST_PUSH_CONFIGS, False),
+    ("GET", "/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK),
+    ("POST", "/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK),
+    ("POST", "/tasks/{task_id}/pushNotificationConfigs", Operation.CREATE_PUSH_CONFIG),
+    ("GET", "/tasks/{task_id}/pushNotificationConfigs/{id}", Operation.GET_PUSH_CONFIG),
+    ("GET", "/tasks/{task_id}/pushNotificationConfigs", Operation.LIST_PUSH_CONFIGS),
     (
         "DELETE",
         "/tasks/{task_id}/pushNotificationConfigs/{id}",
         Operation.DELETE_PUSH_CONFIG,
-        False,
     ),
-    ("GET", "/extendedAgentCard", Operation.GET_EXTENDED_CARD, False),
+    ("GET", "/extendedAgentCard", Operation.GET_EXTENDED_CARD),
 )
 
 # v0.3: no list-tasks route (DIGEST §12 A4); the create route's proto path typo (`task/*`)
 # is not served, the spec and the SDKs use `tasks/`.
 _V0_3_ROUTES: Final = (
-    ("POST", "/v1/message:send", Operation.SEND_MESSAGE, False),
-    ("POST", "/v1/message:stream", Operation.SEND_STREAMING_MESSAGE, True),
-    ("GET", "/v1/tasks/{id}", Operation.GET_TASK, False),
-    ("POST", "/v1/tasks/{id}:cancel", Operation.CANCEL_TASK, False),
-    ("GET", "/v1/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK, True),
-    ("POST", "/v1/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK, True),
-    ("POST", "/v1/tasks/{task_id}/pushNotificationConfigs", Operation.CREATE_PUSH_CONFIG, False),
-    ("GET", "/v1/tasks/{task_id}/pushNotificationConfigs/{id}", Operation.GET_PUSH_CONFIG, False),
-    ("GET", "/v1/tasks/{task_id}/pushNotificationConfigs", Operation.LIST_PUSH_CONFIGS, False),
+    ("POST", "/v1/message:send", Operation.SEND_MESSAGE),
+    ("POST", "/v1/message:stream", Operation.SEND_STREAMING_MESSAGE),
+    ("GET", "/v1/tasks/{id}", Operation.GET_TASK),
+    ("POST", "/v1/tasks/{id}:cancel", Operation.CANCEL_TASK),
+    ("GET", "/v1/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK),
+    ("POST", "/v1/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK),
+    ("POST", "/v1/tasks/{task_id}/pushNotificationConfigs", Operation.CREATE_PUSH_CONFIG),
+    ("GET", "/v1/tasks/{task_id}/pushNotificationConfigs/{id}", Operation.GET_PUSH_CONFIG),
+    ("GET", "/v1/tasks/{task_id}/pushNotificationConfigs", Operation.LIST_PUSH_CONFIGS),
     (
         "DELETE",
         "/v1/tasks/{task_id}/pushNotificationConfigs/{id}",
         Operation.DELETE_PUSH_CONFIG,
-        False,
     ),
-    ("GET", "/v1/card", Operation.GET_EXTENDED_CARD, False),
+    ("GET", "/v1/card", Operation.GET_EXTENDED_CARD),
 )
 
 #: Every route, in precedence order: v1.0 without tenant, v1.0 with tenant, then v0.3.
 ROUTES: Final[tuple[RestRoute, ...]] = (
-    *(RestRoute(m, t, op, "1.0", s) for m, t, op, s in _V1_ROUTES),
-    *(RestRoute(m, "/{tenant}" + t, op, "1.0", s) for m, t, op, s in _V1_ROUTES),
-    *(RestRoute(m, t, op, "0.3", s) for m, t, op, s in _V0_3_ROUTES),
+    *(RestRoute(m, t, op, "1.0", OPERATIONS[op].streaming) for m, t, op in _V1_ROUTES),
+    *(
+        RestRoute(m, "/{tenant}" + t, op, "1.0", OPERATIONS[op].streaming)
+        for m, t, op in _V1_ROUTES
+    ),
+    *(RestRoute(m, t, op, "0.3", OPERATIONS[op].streaming) for m, t, op in _V0_3_ROUTES),
 )
 
 _V0_3_PREFIX: Final = "v1"
@@ -732,18 +721,8 @@ def decode_rest_request(
 # ---------------------------------------------------------------------------------------
 # Result encoding
 
-_RESULT_TYPES: Final[Mapping[Operation, type | None]] = {
-    Operation.SEND_MESSAGE: v1.SendMessageResponse,
-    Operation.GET_TASK: v1.Task,
-    Operation.LIST_TASKS: v1.ListTasksResponse,
-    Operation.CANCEL_TASK: v1.Task,
-    Operation.CREATE_PUSH_CONFIG: v1.TaskPushNotificationConfig,
-    Operation.GET_PUSH_CONFIG: v1.TaskPushNotificationConfig,
-    Operation.LIST_PUSH_CONFIGS: v1.ListTaskPushNotificationConfigsResponse,
-    Operation.DELETE_PUSH_CONFIG: None,
-    Operation.GET_EXTENDED_CARD: v1.AgentCard,
-}
 _EMPTY_OBJECT: Final = b"{}"
+_NOTHING: Final = (type(None),)
 
 
 def _to_v0_3(operation: Operation, value: Any) -> Any:
@@ -769,18 +748,19 @@ def encode_rest_result(operation: Operation, dialect: Dialect, value: object) ->
     value of the wrong type, a streaming operation, or ListTasks in v0.3 (which has no such
     route) is the developer's mistake: `LocalProtocolError`.
     """
-    if operation not in _RESULT_TYPES:
+    spec = OPERATIONS[operation]
+    if spec.streaming:
         raise LocalProtocolError(
             f"{operation.value} streams: encode its events with encode_rest_stream_event"
         )
-    expected = _RESULT_TYPES[operation]
-    if expected is None:
+    expected = spec.results
+    if expected == _NOTHING:
         if value is not None:
             raise LocalProtocolError(f"{operation.value} returns nothing, not {type(value)}")
         return _EMPTY_OBJECT
     if not isinstance(value, expected):
         raise LocalProtocolError(
-            f"{operation.value} returns {expected.__name__}, not {type(value).__name__}"
+            f"{operation.value} returns {expected[0].__name__}, not {type(value).__name__}"
         )
     if dialect == "0.3":
         if operation is Operation.LIST_TASKS:

@@ -28,20 +28,20 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Literal
+from typing import Final
 
 from a2a_core import codec
 from a2a_core.compat.v0_3.convert import stream_event_from_v1
 from a2a_core.compat.v0_3.rest_convert import stream_response_from_v1
 from a2a_core.errors import (
     A2AError,
-    Dialect,
     HttpStatusTable,
     LocalProtocolError,
     TableName,
     rest_error_body,
 )
 from a2a_core.jsonrpc import JsonRpcId, encode_error, encode_result
+from a2a_core.operations import Binding, Dialect
 from a2a_core.types import TERMINAL_STATES, StreamResponse, TaskState
 
 __all__ = [
@@ -60,8 +60,6 @@ __all__ = [
     "stream_headers",
 ]
 
-#: A protocol binding that streams over SSE.
-Binding = Literal["jsonrpc", "rest"]
 
 #: Encodes one event as the JSON that a binding carries for it: the ``result`` of a JSON-RPC
 #: response, or the whole ``data:`` of a REST frame. It must return one line of JSON.
