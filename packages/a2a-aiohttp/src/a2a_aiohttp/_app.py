@@ -127,9 +127,7 @@ async def _stream(request: web.Request, response: SseResponse) -> web.StreamResp
     except ConnectionError:
         pass  # the client disconnected; the task carries on
     finally:
-        aclose = getattr(frames, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await response.aclose()
     return out
 
 

@@ -183,7 +183,8 @@ class SseResponse:
 
     Each item of ``frames`` is one or more complete SSE frames, ready to write; the stream ends
     when the iterator does. Adapters write every item and flush; when the client goes away
-    they stop iterating and close the iterator (``aclose``), which never affects the task.
+    they stop iterating, and in any case they close the response (`aclose`) once done with
+    it, which never affects the task.
     """
 
     status: int
@@ -197,3 +198,11 @@ class SseResponse:
         """The first value of a header."""
         key = name.lower()
         return next((value for item, value in self.headers if item == key), None)
+
+    async def aclose(self) -> None:
+        """Close the frames: an async generator (the server's own streams) is closed, which
+        ends its work (a follower of the task's event log) at once; an iterator without
+        ``aclose`` is left alone. Idempotent, and safe after the frames ran out."""
+        aclose = getattr(self.frames, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -241,12 +241,10 @@ async def _send_stream(response: SseResponse, receive: Receive, send: Send) -> N
             await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         with anyio.CancelScope(shield=True):
-            aclose = getattr(frames, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await response.aclose()
 
 
-async def _relay_in_task_group(frames: Any, receive: Receive, send: Send) -> None:
+async def _relay_in_task_group(frames: AsyncIterator[bytes], receive: Receive, send: Send) -> None:
     """Write the frames until they end or the client disconnects (any anyio backend)."""
     async with anyio.create_task_group() as tg:
 
