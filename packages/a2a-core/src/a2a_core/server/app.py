@@ -37,8 +37,8 @@ from a2a_core.errors import (
     UnsupportedOperationError,
 )
 from a2a_core.http import HttpRequest, HttpResponse, SseResponse
-from a2a_core.jsonrpc import Operation
 from a2a_core.lifecycle import task_view
+from a2a_core.operations import OPERATIONS, Operation
 from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
 from a2a_core.rest import JSON_CONTENT_TYPE
 from a2a_core.server._background import Background
@@ -57,6 +57,7 @@ from a2a_core.server.push_delivery import (
 )
 from a2a_core.server.runtime import Execution, Runtime
 from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery, TaskStore
+from a2a_core.server.streams import EventHook, stream_frames
 from a2a_core.sse import EventStream
 from a2a_core.types import (
     TERMINAL_STATES,
@@ -95,11 +96,10 @@ ExtendedCard = AgentCard | Callable[[Any], AgentCard | Awaitable[AgentCard]]
 Service: TypeAlias = Callable[["A2AServer"], AbstractAsyncContextManager[object]]
 
 DEFAULT_PAGE_SIZE: Final = 50
-_PUSH_OPERATION_NAMES: Final = {
-    Operation.CREATE_PUSH_CONFIG: "push_set",
-    Operation.GET_PUSH_CONFIG: "push_get",
-    Operation.LIST_PUSH_CONFIGS: "push_list",
-    Operation.DELETE_PUSH_CONFIG: "push_delete",
+#: What ``authorize_task`` is asked for each operation that touches a task (its verb in the
+#: operations table).
+_VERBS: Final[dict[Operation, str]] = {
+    op: spec.verb for op, spec in OPERATIONS.items() if spec.verb is not None
 }
 
 
@@ -338,7 +338,7 @@ class A2AServer:
             return await self._send_streaming(call, request)
         if op is Operation.GET_TASK:
             assert isinstance(request, GetTaskRequest)
-            stored = await self._load(call, request.id, "get")
+            stored = await self._load(call, request.id)
             return self._reply(call, task_view(stored.task, history_length=request.history_length))
         if op is Operation.LIST_TASKS:
             assert isinstance(request, ListTasksRequest)
@@ -363,12 +363,14 @@ class A2AServer:
             verdict = await verdict
         return bool(verdict)
 
-    async def _load(self, call: Call, task_id: str, operation: str) -> StoredTask:
+    async def _load(self, call: Call, task_id: str) -> StoredTask:
+        """The task ``call`` acts on, if it exists in the call's tenant and ``authorize_task``
+        allows the operation's verb; else TaskNotFound, as for a missing task."""
         stored = await self.runtime.store.get(task_id)
         if (
             stored is None
             or stored.tenant != call.tenant
-            or not await self._authorized(operation, stored.task, call)
+            or not await self._authorized(_VERBS[call.operation], stored.task, call)
         ):
             raise TaskNotFoundError(metadata={"taskId": task_id[:128]})
         return stored
@@ -392,7 +394,7 @@ class A2AServer:
         message = request.message
         existing: Task | None = None
         if message.task_id:
-            stored = await self._load(call, message.task_id, "send")
+            stored = await self._load(call, message.task_id)
             existing = stored.task
             if existing.status.state in TERMINAL_STATES:
                 raise UnsupportedOperationError(
@@ -463,7 +465,7 @@ class A2AServer:
     async def _subscribe(
         self, call: Call, request: SubscribeToTaskRequest
     ) -> HttpResponse | SseResponse:
-        stored = await self._load(call, request.id, "subscribe")
+        stored = await self._load(call, request.id)
         stream = self.protocol.open_event_stream(call)
         snapshot = StreamResponse(task=stored.task)
         finished = stored.task.status.state in TERMINAL_STATES
@@ -501,87 +503,34 @@ class A2AServer:
         *,
         idle_limit: float | None,
     ) -> SseResponse:
-        frames = self._frames(call, stream, first, task_id, after, idle_limit)
+        """The stream's response: its frames come from `stream_frames` (``streams``)."""
+        immediate_log = self.runtime.immediate_log
+        frames = stream_frames(
+            stream,
+            first,
+            task_id,
+            after,
+            log=self.runtime.events,
+            lookup=self.runtime.store.get,
+            keep_alive_interval=self.keep_alive_interval,
+            idle_limit=idle_limit,
+            on_event=self._event_hook(call),
+            read_now=immediate_log.read_now if immediate_log is not None else None,
+        )
         return SseResponse(200, self.protocol.stream_headers(call), frames)
 
-    async def _frames(
-        self,
-        call: Call,
-        stream: EventStream,
-        first: Sequence[tuple[int | None, StreamResponse]],
-        task_id: str | None,
-        after: int,
-        idle_limit: float | None,
-    ) -> AsyncIterator[bytes]:
+    def _event_hook(self, call: Call) -> EventHook | None:
+        """The active extensions' ``on_event`` as one function (``None``: no extension)."""
         active = self._active(call)
+        if not active:
+            return None
 
-        def encode(seq: int | None, event: StreamResponse) -> bytes:
+        def on_event(event: StreamResponse) -> StreamResponse:
             for ext in active:
                 event = ext.on_event(call, event)
-            return stream.encode(event, seq)
+            return event
 
-        try:
-            for seq, event in first:
-                yield encode(seq, event)
-                if stream.finished:
-                    return
-            # Sent: an idle subscriber must not keep its copy of the task snapshot for the
-            # life of the stream (bench/memory.py: over a kilobyte per subscriber).
-            first = ()
-            if task_id is None:
-                return
-            idle = 0.0
-            # An immediate log tells what else is ready at once: those events go out in the
-            # same write (a fast agent's 1,000 chunks in a few writes instead of 1,000).
-            log = self.runtime.events
-            immediate_log = self.runtime.immediate_log
-            read_now = immediate_log.read_now if immediate_log is not None else None
-            while True:
-                got = False
-                follower = log.follow(task_id, after, idle_timeout=self.keep_alive_interval)
-                try:
-                    async for logged in follower:
-                        got, idle, after = True, 0.0, logged.seq
-                        frame = encode(logged.seq, logged.event)
-                        ready = (
-                            read_now(task_id, after)
-                            if read_now is not None and not stream.finished
-                            else None
-                        )
-                        if ready:
-                            frames = [frame]
-                            for logged in ready:
-                                after = logged.seq
-                                frames.append(encode(logged.seq, logged.event))
-                                if stream.finished:
-                                    break
-                            frame = b"".join(frames)
-                        yield frame
-                        if stream.finished:
-                            return
-                        if ready:
-                            break  # follow again after what was sent
-                finally:
-                    aclose = getattr(follower, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-                if not got:
-                    stored = await self.runtime.store.get(task_id)
-                    if stored is None or stored.task.status.state in TERMINAL_STATES:
-                        return  # evicted, or closed without a closing event for us
-                    idle += self.keep_alive_interval
-                    if idle_limit is not None and idle >= idle_limit:
-                        return
-                    yield stream.keep_alive()
-        except A2AError as exc:
-            # A backend's own protocol error (a networked store that became unreachable):
-            # the client gets it as it is, as a request would, and the logs no traceback.
-            if not stream.finished:
-                yield stream.encode_error(exc)
-        except Exception:
-            logger.exception("stream of task %s failed", task_id)
-            if not stream.finished:
-                yield stream.encode_error(InternalError())
+        return on_event
 
     async def _list(self, call: Call, request: ListTasksRequest) -> ListTasksResponse:
         page_size = request.page_size or DEFAULT_PAGE_SIZE
@@ -595,7 +544,7 @@ class A2AServer:
         )
 
         async def visible(task: Task) -> bool:
-            return await self._authorized("list", task, call)
+            return await self._authorized(_VERBS[call.operation], task, call)
 
         try:
             page = await self.runtime.store.list_tasks(
@@ -619,7 +568,7 @@ class A2AServer:
         )
 
     async def _cancel(self, call: Call, request: CancelTaskRequest) -> Task:
-        stored = await self._load(call, request.id, "cancel")
+        stored = await self._load(call, request.id)
         if stored.task.status.state in TERMINAL_STATES:
             raise TaskNotCancelableError(
                 f"Task is {stored.task.status.state.value} and cannot be canceled"
@@ -641,27 +590,26 @@ class A2AServer:
         request = call.request
         configs = self.runtime.push_configs
         assert configs is not None
-        operation = _PUSH_OPERATION_NAMES[call.operation]
         if isinstance(request, TaskPushNotificationConfig):
-            await self._load(call, request.task_id, operation)
+            await self._load(call, request.task_id)
             self._check_webhook(request.url)
             try:
                 return await configs.set(request, legacy_v0_3=call.dialect == "0.3")
             except PushConfigLimitError as exc:
                 raise InvalidParamsError(str(exc)) from None
         if isinstance(request, GetTaskPushNotificationConfigRequest):
-            await self._load(call, request.task_id, operation)
+            await self._load(call, request.task_id)
             found = await configs.get(request.task_id, request.id)
             if found is None:
                 raise TaskNotFoundError("Push notification config not found")
             return found
         if isinstance(request, ListTaskPushNotificationConfigsRequest):
-            await self._load(call, request.task_id, operation)
+            await self._load(call, request.task_id)
             return ListTaskPushNotificationConfigsResponse(
                 configs=await configs.list_configs(request.task_id)
             )
         assert isinstance(request, DeleteTaskPushNotificationConfigRequest)
-        await self._load(call, request.task_id, operation)
+        await self._load(call, request.task_id)
         await configs.delete(request.task_id, request.id)
         return None
 
