@@ -8,10 +8,10 @@ the runtime needs to execute and authorize it and what L1 needs to encode the re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
-from a2a_core._base import fast_frozen_init
+import msgspec
+
 from a2a_core.jsonrpc import JsonRpcId
 from a2a_core.operations import Binding, CallRequest, Dialect, Operation
 
@@ -33,10 +33,13 @@ TENANT_METADATA_KEY: Final = "a2a.tenant"
 RESERVED_METADATA_KEYS: Final = frozenset({AUTH_METADATA_KEY, TENANT_METADATA_KEY})
 
 
-@fast_frozen_init
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One validated request, ready to authorize and execute."""
+class Call(msgspec.Struct, frozen=True):
+    """One validated request, ready to authorize and execute.
+
+    A frozen msgspec Struct: built for every request, it costs a fraction of a frozen
+    dataclass (bench in the issue notes: ~0.5 µs against ~2.5 µs for 16 fields); change
+    one with ``msgspec.structs.replace``.
+    """
 
     operation: Operation
     """What to do."""
@@ -56,7 +59,7 @@ class Call:
     """Extension URIs activated for this call."""
     requested_extensions: tuple[str, ...] = ()
     """Every URI the client asked for (extensions decide activation from these)."""
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = msgspec.field(default_factory=dict)
     """Merged metadata: server config, then per request, then the call's own (later wins)."""
     identity: Any = None
     """The authenticated caller, or ``None``."""

@@ -21,7 +21,6 @@ the wrong type) raises :class:`LocalProtocolError`.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -399,7 +398,7 @@ class ServerProtocol:
                 if silent:
                     return HttpResponse(204, headers)
                 return self._jsonrpc_error(decoded.id, exc, dialect, headers)
-        return dataclasses.replace(call, notification=True) if silent else call
+        return msgspec.structs.replace(call, notification=True) if silent else call
 
     def _decode_params(
         self, op_spec: OperationSpec, dialect: Dialect, params: msgspec.Raw
@@ -457,24 +456,21 @@ class ServerProtocol:
             )
         else:
             metadata = {}  # most calls: no metadata anywhere (what merge_metadata returns)
-        # Positional, in field order: this runs for every call.
         return Call(
-            op_spec.operation,
-            call_request,
-            binding,
-            dialect,
-            version,
-            request_id,
-            op_spec.streaming,  # streaming
-            (),  # extensions
-            requested,  # requested_extensions
-            metadata,
-            identity,
-            tenant,
-            request.base_url or self.base_url,
-            headers,  # response_headers
-            False,  # notification
-            request.headers.get("last-event-id"),
+            operation=op_spec.operation,
+            request=call_request,
+            binding=binding,
+            dialect=dialect,
+            version=version,
+            request_id=request_id,
+            streaming=op_spec.streaming,
+            requested_extensions=requested,
+            metadata=metadata,
+            identity=identity,
+            tenant=tenant,
+            base_url=request.base_url or self.base_url,
+            response_headers=headers,
+            last_event_id=request.headers.get("last-event-id"),
         )
 
     def _receive_rest(self, request: HttpRequest, match: rest.RouteMatch) -> HttpResponse | Call:
@@ -532,7 +528,7 @@ class ServerProtocol:
         asked for) narrowed by ``extension_activation``; the call's ``extensions`` and its
         reply headers both come from it. A required extension that is declined fails the
         call with -32008, as one not asked for does. Raises A2AError."""
-        draft = dataclasses.replace(call, extensions=offered)
+        draft = msgspec.structs.replace(call, extensions=offered)
         decide = self.extension_activation
         if decide is None:
             activated = offered
@@ -549,7 +545,7 @@ class ServerProtocol:
         if not activated:
             return call
         headers = self._reply_headers(call.version, activated)
-        return dataclasses.replace(call, extensions=activated, response_headers=headers)
+        return msgspec.structs.replace(call, extensions=activated, response_headers=headers)
 
     # --- replying --------------------------------------------------------------------------
 

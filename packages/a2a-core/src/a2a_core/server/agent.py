@@ -27,7 +27,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from a2a_core._base import fast_frozen_init
+import msgspec
+
 from a2a_core.types import Artifact, Message, Part, Role, SendMessageConfiguration, Task
 
 if TYPE_CHECKING:
@@ -124,9 +125,7 @@ def agent_message(
     )
 
 
-@fast_frozen_init  # one per message
-@dataclass(frozen=True, slots=True)
-class Invocation:
+class Invocation(msgspec.Struct, frozen=True):
     """What the agent is asked to handle: the incoming message and where it belongs."""
 
     message: Message

@@ -10,19 +10,20 @@ in :mod:`.memory_events` is the default.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from a2a_core._base import fast_frozen_init
+import msgspec
+
 from a2a_core.types import StreamResponse
 
 __all__ = ["EventLog", "ImmediateEventLog", "LoggedEvent"]
 
 
-@fast_frozen_init  # built for every event every follower reads
-@dataclass(frozen=True, slots=True)
-class LoggedEvent:
-    """One event of a task's log."""
+class LoggedEvent(msgspec.Struct, frozen=True, gc=False):
+    """One event of a task's log.
+
+    Built for every event every follower reads: a frozen Struct, untracked by the garbage
+    collector (it holds a sequence number and an event, itself untracked)."""
 
     seq: int
     """Its sequence number (1-based, increasing, never reused for the task)."""

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from a2a_core._base import fast_frozen_init
+import msgspec
+
 from a2a_core.server.events import EventLog
 from a2a_core.types import StreamResponse, Task, TaskState
 
@@ -44,10 +45,11 @@ class InvalidPageTokenError(ValueError):
     """A ``pageToken`` the store did not issue (answered as InvalidParams)."""
 
 
-@fast_frozen_init  # built at every write
-@dataclass(frozen=True, slots=True)
-class StoredTask:
-    """A task as stored, with what concurrency control and streams need."""
+class StoredTask(msgspec.Struct, frozen=True, gc=False):
+    """A task as stored, with what concurrency control and streams need.
+
+    Built at every write: a frozen Struct, untracked by the garbage collector (it holds
+    only a task, itself untracked, and scalars)."""
 
     task: Task
     """The task."""
