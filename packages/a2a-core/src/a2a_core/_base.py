@@ -5,22 +5,16 @@ Every wire value is a frozen msgspec Struct encoded in camelCase with defaults o
 (``optional`` in the proto) default to ``None`` so that a value that was set, even to
 ``False`` or ``0``, is still emitted. Oneof groups name their members in ``__oneof__`` so
 that validation, the codec and the hypothesis strategies read one source of truth.
-
-It also holds `fast_frozen_init`, which speeds up the frozen dataclasses built on every
-request (``HttpRequest``, ``HttpResponse``, ``Call``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import msgspec
 
-__all__ = ["WireStruct", "check_oneof", "fast_frozen_init"]
-
-_T = TypeVar("_T")
+__all__ = ["WireStruct", "check_oneof"]
 
 
 class WireStruct(
@@ -107,61 +101,3 @@ def _oneof_defaults(cls: type[WireStruct]) -> dict[str, Any]:
         cached = {name: fields[name].default for name in cls.__oneof__}
         _DEFAULTS_CACHE[cls] = cached
     return cached
-
-
-# --- frozen dataclasses built on every request ------------------------------------------------
-
-
-class _Factory:
-    """The default of a parameter whose field has a ``default_factory`` (shown as dataclasses
-    shows it)."""
-
-    def __repr__(self) -> str:
-        return "<factory>"
-
-
-_FACTORY: Any = _Factory()
-
-
-def fast_frozen_init(cls: type[_T]) -> type[_T]:
-    """Give a frozen, slotted dataclass an ``__init__`` that stores through the slots.
-
-    The ``__init__`` that ``dataclass(frozen=True)`` writes stores each field with
-    ``object.__setattr__(self, name, value)``: a generic attribute lookup per field, which
-    makes a 16-field ``Call`` cost several microseconds. This one calls each slot's own
-    descriptor (``__set__`` of the member descriptor) instead: the same result, same
-    signature, defaults and default factories, about 40% cheaper. Instances stay frozen
-    (the class's ``__setattr__`` is untouched) and `dataclasses.replace` goes through it.
-
-    Only plain fields are supported (no ``init=False``, ``kw_only``, ``InitVar`` or
-    ``__post_init__``); anything else is refused at import time.
-    """
-    if not dataclasses.is_dataclass(cls) or "__slots__" not in cls.__dict__:
-        raise TypeError(f"{cls.__name__} must be a slotted dataclass")
-    if hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__}: __post_init__ is not supported")
-    params: list[str] = []
-    body: list[str] = []
-    namespace: dict[str, Any] = {"_FACTORY": _FACTORY}
-    for i, f in enumerate(dataclasses.fields(cls)):
-        if not f.init or f.kw_only is True or not f.name.isidentifier():
-            raise TypeError(f"{cls.__name__}.{f.name}: only plain init fields are supported")
-        namespace[f"_set{i}"] = cls.__dict__[f.name].__set__
-        if f.default is not dataclasses.MISSING:
-            namespace[f"_default{i}"] = f.default
-            params.append(f"{f.name}=_default{i}")
-        elif f.default_factory is not dataclasses.MISSING:
-            namespace[f"_factory{i}"] = f.default_factory
-            params.append(f"{f.name}=_FACTORY")
-            body.append(f"    if {f.name} is _FACTORY:\n        {f.name} = _factory{i}()")
-        else:
-            params.append(f.name)
-        body.append(f"    _set{i}(self, {f.name})")
-    source = f"def __init__(self, {', '.join(params)}):\n" + "\n".join(body) + "\n"
-    exec(source, namespace)  # generated from field names only
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = {f.name: f.type for f in dataclasses.fields(cls)} | {"return": None}
-    init.__doc__ = cls.__init__.__doc__
-    type.__setattr__(cls, "__init__", init)
-    return cls
