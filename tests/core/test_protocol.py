@@ -19,10 +19,11 @@ import pytest
 
 from a2a_core import types as t
 from a2a_core.call import Call
+from a2a_core.codec import json_depth_exceeds
 from a2a_core.errors import LocalProtocolError, TaskNotFoundError
 from a2a_core.http import HttpRequest, HttpResponse
 from a2a_core.jsonrpc import Operation
-from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol, json_depth_exceeds
+from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
 from helpers.protocol import (
     BARE_CARD,
     BASE,

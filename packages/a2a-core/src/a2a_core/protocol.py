@@ -107,14 +107,6 @@ _NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
 _SPECS: Final[dict[Operation, OperationSpec]] = dict(OPERATIONS)
 
 
-def json_depth_exceeds(body: bytes, limit: int) -> bool:
-    """True when ``body`` nests arrays/objects deeper than ``limit`` (any bytes accepted).
-
-    The scan of `a2a_core.codec.json_depth_exceeds`, which also guards the decoders.
-    """
-    return codec.json_depth_exceeds(body, limit)
-
-
 def _join_path(*parts: str) -> str:
     return "/" + "/".join(p.strip("/") for p in parts if p.strip("/"))
 
@@ -300,15 +292,21 @@ class ServerProtocol:
                 return headers
         return ((VERSION_HEADER, version), *extension_response_headers(activated))
 
-    def _check_body(self, body: bytes) -> None:
+    def _check_body(self, request: HttpRequest, body: bytes, *, always_json: bool) -> None:
+        """The checks of a body before it is parsed, the same for both bindings: its size,
+        its nesting (-32600), then its content type (-32005). ``always_json``: JSON-RPC,
+        whose body is JSON even when empty; REST checks the content type of a body only.
+        Each check's common case costs a comparison or two ``bytes.count`` passes."""
         if len(body) > self.max_body_size:
             raise InvalidRequestError(
                 f"Request body exceeds the limit of {self.max_body_size} bytes"
             )
-        if json_depth_exceeds(body, self.max_json_depth):
+        if codec.json_depth_exceeds(body, self.max_json_depth):
             raise InvalidRequestError(
                 f"JSON nesting exceeds the limit of {self.max_json_depth} levels"
             )
+        if body or always_json:
+            check_request_content_type(request.headers.get("content-type"))
 
     def _receive_jsonrpc(self, request: HttpRequest) -> HttpResponse | Call:
         try:
@@ -319,21 +317,10 @@ class ServerProtocol:
         headers = self._reply_headers(version, ())
         default_dialect: Dialect = "0.3" if version == "0.3" else "1.0"
         body = request.body
-        # Too large, or perhaps too deep (no nesting is deeper than the count of openers):
-        # only then does `_check_body` look closer.
-        if (
-            len(body) > self.max_body_size
-            or body.count(b"[") + body.count(b"{") > self.max_json_depth
-        ):
-            try:
-                self._check_body(body)
-            except A2AError as exc:
-                return self._jsonrpc_error(None, exc, default_dialect, headers)
-        # The same content-type check as REST's, before the body is parsed (DIGEST §12 A12):
-        # a normal JSON-RPC error, `id` null since the request was not read.
         try:
-            check_request_content_type(request.headers.get("content-type"))
+            self._check_body(request, body, always_json=True)
         except A2AError as exc:
+            # A normal JSON-RPC error; `id` null, since the request was not read (DIGEST A12).
             return self._jsonrpc_error(None, exc, default_dialect, headers)
 
         decoded = decode_request(
@@ -491,13 +478,7 @@ class ServerProtocol:
                     f"This route belongs to A2A {dialect}, but the request negotiated {version}"
                 )
             body = request.body
-            if (
-                len(body) > self.max_body_size
-                or body.count(b"[") + body.count(b"{") > self.max_json_depth
-            ):
-                self._check_body(body)  # too large, or perhaps too deep (as in JSON-RPC)
-            if body:  # a body-less request (GET, a bare POST) has nothing to refuse
-                check_request_content_type(request.headers.get("content-type"))
+            self._check_body(request, body, always_json=False)
             call_request = rest.decode_rest_request(match, request.query_params(), body)
             op_spec = _SPECS[route.operation]
             if op_spec.gate is not None:
