@@ -29,11 +29,8 @@ from a2a_core import codec
 from a2a_core.errors import LocalProtocolError
 from a2a_core.server.memory_push import InMemoryPushConfigStore, PushConfigLimitError
 from a2a_core.server.push import PushTarget
-from a2a_core.server.push_delivery import (
-    WebhookPushSender,
-    WebhookUrlRefusedError,
-    check_webhook_url,
-)
+from a2a_core.server.push_delivery import WebhookPushSender
+from a2a_core.server.webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.types import (
     Artifact,
     AuthenticationInfo,

@@ -50,14 +50,11 @@ from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.server.memory_push import InMemoryPushConfigStore, PushConfigLimitError
 from a2a_core.server.memory_store import InMemoryTaskStore
 from a2a_core.server.push import PushConfigStore, PushSender
-from a2a_core.server.push_delivery import (
-    WebhookPushSender,
-    WebhookUrlRefusedError,
-    check_webhook_url,
-)
+from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.runtime import Execution, Runtime
 from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery, TaskStore
 from a2a_core.server.streams import EventHook, stream_frames
+from a2a_core.server.webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.sse import EventStream
 from a2a_core.types import (
     TERMINAL_STATES,

@@ -3,7 +3,8 @@
 This module owns everything between "an event happened to a task that has webhooks" and
 "the receiver answered 2xx": the bounded queue, the background workers, the HTTP request
 (body, content type, auth headers), retries with backoff, per-target ordering, shutdown,
-and the SSRF guard that keeps a client from aiming the server at its own network.
+and applying the SSRF guard (:mod:`.webhook_guard`, pure) that keeps a client from aiming
+the server at its own network: this module does the guard's I/O, the DNS lookups.
 
 Shape of the machinery (one :class:`WebhookPushSender`, used as an async context manager):
 
@@ -21,24 +22,25 @@ Shape of the machinery (one :class:`WebhookPushSender`, used as an async context
 - The bound ``queue_size`` counts every accepted delivery not yet finished (queued, in a
   lane, or in flight), so memory stays bounded however slow the receivers are.
 
-SSRF guard (on by default). :func:`check_webhook_url` is the static part, pure and cheap:
-http(s) only, and no literal loopback, private, link-local, multicast, reserved or
-unspecified address (IPv4-mapped, NAT64 and 6to4 IPv6 forms are unwrapped first), and no
-``localhost``. The server runs it when a config is created, to answer InvalidParams at once.
-It cannot see where a hostname points, so every delivery attempt resolves the host again
-(``anyio.getaddrinfo``) and refuses it if *any* address is not allowed: a name that pointed
-to a public address at creation may point to ``10.0.0.1`` now (DNS rebinding). For plain
-http the request then goes to the checked address itself (the URL's host is replaced by the
-address and the ``Host`` header keeps the name), so a second, different answer to httpx's
-own lookup cannot slip through. For https the name is resolved again by httpx; a rebound
-name then reaches a host that cannot present a certificate for it, and the handshake fails
+SSRF guard (on by default). The static checks (:func:`~.webhook_guard.check_webhook_url`:
+what the URL itself shows) run when a config is created and again before each delivery is
+queued. They cannot see where a hostname points, so every delivery attempt resolves the host
+again (``anyio.getaddrinfo``, or the ``resolve`` given) and refuses it if *any* address is
+not allowed (:func:`~.webhook_guard.check_resolved`): a name that pointed to a public
+address at creation may point to ``10.0.0.1`` now (DNS rebinding). For plain http the
+request then goes to the checked address itself (the URL's host is replaced by the address
+and the ``Host`` header keeps the name), so a second, different answer to httpx's own
+lookup cannot slip through. For https the name is resolved again by httpx; a rebound name
+then reaches a host that cannot present a certificate for it, and the handshake fails
 before any request is sent. Redirects are never followed (a 3xx is a failed delivery).
+
+``WebhookUrlRefusedError`` and ``check_webhook_url`` are importable from here too (their
+home was this module before the guard had its own).
 """
 
 from __future__ import annotations
 
 import http.cookiejar
-import ipaddress
 import logging
 import random
 import re
@@ -60,6 +62,14 @@ from a2a_core.compat.v0_3.convert import task_from_v1
 from a2a_core.types import StreamResponse, Task
 
 from .push import PushTarget
+from .webhook_guard import (
+    AllowList,
+    Webhook,
+    WebhookUrlRefusedError,
+    check_resolved,
+    check_webhook_url,
+    parse_webhook,
+)
 
 __all__ = [
     "Resolver",
@@ -76,9 +86,6 @@ Sleep: TypeAlias = Callable[[float], Awaitable[None]]
 #: Resolves ``(host, port)`` to IP address strings (default: ``anyio.getaddrinfo``).
 Resolver: TypeAlias = Callable[[str, int], Awaitable[Sequence[str]]]
 
-_IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
-_IPNetwork: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
-
 #: Content type of v0.3 webhook bodies (the v0.3 Task), fixed by the v0.3 spec.
 _V0_3_CONTENT_TYPE: Final = "application/json"
 #: Receivers may answer with a body; read at most this much of it so the connection can be
@@ -88,180 +95,6 @@ _MAX_RESPONSE_BODY: Final = 64 * 1024
 _RETRY_STATUSES: Final = frozenset({408, 429})
 #: An HTTP field value (RFC 9110 §5.5, without obs-text): header injection stops here.
 _FIELD_VALUE: Final = re.compile(r"[\t\x20-\x7e]*")
-#: What may be an inet_aton() spelling of an IPv4 address ("0x7f.1", "2130706433"), which
-#: the system resolver turns into that address without asking DNS.
-_LEGACY_IPV4: Final = re.compile(r"[0-9a-fA-FxX.]+")
-#: A DNS name as httpx hands it over (IDNA already applied); anything else cannot resolve.
-_HOSTNAME: Final = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
-# Ranges that are private networks proper (and so may be allowed with ``allow_private``),
-# as opposed to the other non-global ranges (documentation, benchmarking, reserved...).
-_PRIVATE_NETWORKS: Final[tuple[_IPNetwork, ...]] = tuple(
-    ipaddress.ip_network(n)
-    for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7")
-)
-_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
-
-
-class WebhookUrlRefusedError(ValueError):
-    """A webhook URL the SSRF guard refuses.
-
-    The message names the reason and the host, never the path or query (which may hold a
-    secret), so it is safe to log and to return to the client as InvalidParams.
-    """
-
-
-# --- the SSRF guard ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _AllowList:
-    """Parsed ``allow_hosts`` and ``allow_private``."""
-
-    hostnames: frozenset[str]
-    networks: tuple[_IPNetwork, ...]
-    allow_private: bool
-
-    @classmethod
-    def parse(cls, allow_hosts: Collection[str], allow_private: bool) -> _AllowList:
-        if isinstance(allow_hosts, str):
-            raise TypeError("allow_hosts is a collection of hosts, not one string")
-        names: set[str] = set()
-        networks: list[_IPNetwork] = []
-        for entry in allow_hosts:
-            text = entry.strip().lower()
-            try:
-                networks.append(ipaddress.ip_network(text.strip("[]"), strict=False))
-            except ValueError:
-                if not text:
-                    raise ValueError("empty entry in allow_hosts") from None
-                names.add(text.rstrip("."))
-        return cls(frozenset(names), tuple(networks), allow_private)
-
-    def refusal(self, address: _IPAddress) -> str | None:
-        """Why ``address`` is refused (``"loopback"``...), or ``None`` if it is allowed."""
-        inner = _unwrap(address)
-        if any(a in net for net in self.networks for a in (address, inner)):
-            return None
-        category = _category(inner)
-        if category == "private" and self.allow_private:
-            return None
-        return category
-
-
-def _unwrap(address: _IPAddress) -> _IPAddress:
-    """The IPv4 address an IPv6 address stands for, if it embeds one that gets routed."""
-    if isinstance(address, ipaddress.IPv4Address):
-        return address
-    if address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    if address in _NAT64:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    if address.sixtofour is not None:
-        return address.sixtofour
-    return address
-
-
-def _category(address: _IPAddress) -> str | None:
-    """Which refused kind of address this is, or ``None`` for a public one."""
-    # Order matters: 127.0.0.1 is also "private" to the ipaddress module, and only the first
-    # matching name is reported.
-    if address.is_unspecified:
-        return "unspecified"
-    if address.is_loopback:
-        return "loopback"
-    if address.is_link_local:
-        return "link-local"
-    if address.is_multicast:
-        return "multicast"
-    if any(address in net for net in _PRIVATE_NETWORKS) or (
-        isinstance(address, ipaddress.IPv6Address) and address.is_site_local
-    ):
-        return "private"
-    if address.is_reserved or address.is_private or not address.is_global:
-        return "reserved"
-    return None
-
-
-def _ip_literal(host: str) -> _IPAddress | None:
-    """The address a host spells directly, including inet_aton forms such as ``0x7f.1``."""
-    try:
-        return ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    if _LEGACY_IPV4.fullmatch(host):
-        try:
-            return ipaddress.IPv4Address(socket.inet_aton(host))
-        except OSError:
-            return None
-    return None
-
-
-@dataclass(frozen=True, slots=True)
-class _Webhook:
-    """A webhook URL that passed the static checks."""
-
-    url: httpx.URL
-    host: str
-    """The host as sent to the resolver: IDNA-encoded, lowercase, no brackets."""
-    address: _IPAddress | None
-    """The address, when the host is an IP literal."""
-    trusted: bool
-    """The host is named in ``allow_hosts``: no address checks at all."""
-
-    @property
-    def origin(self) -> str:
-        """``scheme://host[:port]``: what logs show (the path and query may be secrets)."""
-        return f"{self.url.scheme}://{self.url.netloc.decode('ascii', 'replace')}"
-
-
-def _check_static(url: str, allow: _AllowList) -> _Webhook:
-    # httpx parses the URL here exactly as it will when sending, so the guard and the client
-    # cannot disagree about which host a tricky URL names.
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError):
-        raise WebhookUrlRefusedError("the webhook URL is not a valid URL") from None
-    if parsed.scheme not in ("http", "https"):
-        raise WebhookUrlRefusedError("the webhook URL must use http or https")
-    host = parsed.raw_host.decode("ascii", "replace").lower()
-    if not host:
-        raise WebhookUrlRefusedError("the webhook URL has no host")
-    if parsed.port is not None and not 0 < parsed.port < 65536:
-        raise WebhookUrlRefusedError("the webhook URL is not a valid URL (port)")
-    name = host.rstrip(".")
-    if name in allow.hostnames:
-        return _Webhook(parsed, host, None, trusted=True)
-    address = _ip_literal(name)
-    if address is not None:
-        reason = allow.refusal(address)
-        if reason is not None:
-            raise WebhookUrlRefusedError(f"the webhook host {name} is a {reason} address")
-        return _Webhook(parsed, host, address, trusted=False)
-    if not _HOSTNAME.fullmatch(name):
-        raise WebhookUrlRefusedError("the webhook URL is not a valid URL (host)")
-    if name == "localhost" or name.endswith(".localhost"):
-        raise WebhookUrlRefusedError(f"the webhook host {name} is a loopback name")
-    return _Webhook(parsed, host, None, trusted=False)
-
-
-def check_webhook_url(
-    url: str, *, allow_hosts: Collection[str] = (), allow_private: bool = False
-) -> None:
-    """Raise :class:`WebhookUrlRefusedError` unless ``url`` passes the static SSRF checks.
-
-    Static means what the URL itself shows: the scheme (http or https only), a host that is
-    an IP literal (refused if loopback, private, link-local, multicast, reserved or
-    unspecified, IPv4-mapped IPv6 included), and the ``localhost`` names. A hostname passes
-    here and is checked again at every delivery, after resolution, by
-    :class:`WebhookPushSender` (it may point somewhere else by then: DNS rebinding).
-
-    ``allow_hosts`` lists hostnames (matched exactly, case-insensitively; no address checks
-    for them) and IP networks (``"127.0.0.1/32"``, ``"10.1.0.0/16"``, ``"::1"``) that are
-    allowed anyway. ``allow_private`` allows the private networks (10/8, 172.16/12,
-    192.168/16, 100.64/10, fc00::/7) but not loopback, link-local (cloud metadata lives at
-    169.254.169.254) or the others.
-    """
-    _check_static(url, _AllowList.parse(allow_hosts, allow_private))
 
 
 async def _getaddrinfo(host: str, port: int) -> list[str]:
@@ -278,7 +111,7 @@ class _Delivery:
 
     key: tuple[str, str, str]
     """``(task id, config id, url)``: deliveries with one key go out in order, one at a time."""
-    hook: _Webhook
+    hook: Webhook
     body: bytes
     headers: tuple[tuple[str, str], ...]
     """Content type and credentials (never logged)."""
@@ -360,7 +193,7 @@ class WebhookPushSender:
         self._max_backoff = max_backoff
         self._jitter = jitter
         self._content_type = content_type
-        self._allow = _AllowList.parse(allow_hosts, allow_private)
+        self._allow = AllowList.parse(allow_hosts, allow_private)
         self._shutdown_timeout = shutdown_timeout
         self._sleep = sleep
         self._resolve = resolve
@@ -516,7 +349,7 @@ class WebhookPushSender:
             config = target.config
             task_id = config.task_id or task.id
             try:
-                hook = _check_static(config.url, self._allow)
+                hook = parse_webhook(config.url, self._allow)
             except WebhookUrlRefusedError as exc:
                 self._refused += 1
                 logger.warning("push to config %r of task %r refused: %s", config.id, task_id, exc)
@@ -641,7 +474,7 @@ class WebhookPushSender:
         base = min(self._backoff * 2.0**retry, self._max_backoff)
         return base * random.uniform(1 - self._jitter, 1 + self._jitter)
 
-    async def _addresses(self, hook: _Webhook) -> list[str]:
+    async def _addresses(self, hook: Webhook) -> list[str]:
         """The checked addresses to connect to; empty when httpx may resolve the host itself.
 
         Raises :class:`WebhookUrlRefusedError` if any address of the host is refused.
@@ -649,22 +482,7 @@ class WebhookPushSender:
         if hook.trusted or hook.address is not None:
             return []  # a trusted name, or a literal address checked statically
         port = hook.url.port or (443 if hook.url.scheme == "https" else 80)
-        found = await self._resolve(hook.host, port)
-        addresses: list[str] = []
-        for text in found:
-            try:
-                address = ipaddress.ip_address(text)
-            except ValueError:
-                raise WebhookUrlRefusedError(
-                    f"the webhook host {hook.host} resolved to something not an address"
-                ) from None
-            reason = self._allow.refusal(address)
-            if reason is not None:
-                raise WebhookUrlRefusedError(
-                    f"the webhook host {hook.host} resolves to a {reason} address"
-                )
-            if text not in addresses:
-                addresses.append(text)
+        addresses = check_resolved(hook, await self._resolve(hook.host, port), self._allow)
         if not addresses:
             raise OSError(f"{hook.host} has no address")
         # https keeps the name (for the certificate check); see the module docstring.
