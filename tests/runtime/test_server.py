@@ -18,6 +18,8 @@ from a2a_core.http import HttpResponse
 from a2a_core.server import (
     A2AServer,
     AuthRequired,
+    InMemoryEventLog,
+    InMemoryPushConfigStore,
     InputRequired,
     TaskContext,
     TimestampExtension,
@@ -55,6 +57,19 @@ async def test_echo_completes_a_task_with_an_artifact() -> None:
     assert task["history"][0]["parts"] == [{"text": "hello"}]
     assert task["contextId"] and task["history"][0]["contextId"] == task["contextId"]
     assert task["history"][0]["taskId"] == task["id"]
+
+
+async def test_backends_passed_in_are_used_even_when_empty() -> None:
+    # An empty in-memory log has a length of zero: it must not be taken for "none given".
+    log = InMemoryEventLog()
+    configs = InMemoryPushConfigStore()
+    async with A2AServer(
+        echo, card=make_card(), event_log=log, push_config_store=configs
+    ) as server:
+        result = await Client(server).result("SendMessage", send_params("hello"))
+    events = await log.read(result["task"]["id"])
+    assert [e.seq for e in events] == [1, 2, 3]
+    assert events[-1].event.status_update is not None
 
 
 async def test_v0_3_send_gets_a_v0_3_task() -> None:

@@ -196,8 +196,10 @@ class A2AServer:
         self.runtime = Runtime(
             agent=agent,
             store=store,
-            events=event_log or InMemoryEventLog(),
-            push_configs=push_config_store or InMemoryPushConfigStore(),
+            events=event_log if event_log is not None else InMemoryEventLog(),
+            push_configs=(
+                push_config_store if push_config_store is not None else InMemoryPushConfigStore()
+            ),
             push_sender=push_sender,
             push_enabled=self.push_enabled,
         )
