@@ -817,3 +817,45 @@ async def test_rest_binding_through_the_runtime() -> None:
     assert "history" not in json.loads(got.body)
     assert isinstance(missing, HttpResponse) and missing.status == 404
     assert json.loads(missing.body)["error"]["details"][0]["reason"] == "TASK_NOT_FOUND"
+
+
+# --- operations for backends (a2a_core.server.backends) ----------------------------------
+
+
+async def test_fail_task_fails_an_open_task_once() -> None:
+    gate = anyio.Event()
+    stopped: list[str] = []
+
+    async def held(ctx: TaskContext) -> None:
+        await ctx.working("on it")
+        try:
+            await gate.wait()
+        except anyio.get_cancelled_exc_class():
+            stopped.append(ctx.task_id)
+            raise
+
+    async with A2AServer(held, card=make_card()) as server:
+        client = Client(server)
+        sent = await client.result(
+            "SendMessage", send_params(configuration={"returnImmediately": True})
+        )
+        task_id = sent["task"]["id"]
+        with anyio.fail_after(5):
+            while (await client.result("GetTask", {"id": task_id}))["status"]["state"] != (
+                "TASK_STATE_WORKING"
+            ):
+                await anyio.sleep(0.01)
+        assert await server.fail_task(task_id, "The host was lost") is True
+        assert await server.fail_task(task_id, "again") is False  # already terminal
+        assert await server.fail_task("no-such-task", "x") is False
+        # The agent still runs here, with a stale view of its task: stop it.
+        assert server.cancel_local_execution(task_id) is True
+        with anyio.fail_after(5):
+            while not stopped:
+                await anyio.sleep(0.01)
+        assert server.cancel_local_execution("no-such-task") is False
+        task = await client.result("GetTask", {"id": task_id})
+    assert stopped == [task_id]
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert task["status"]["message"]["parts"] == [{"text": "The host was lost"}]
+    assert task["status"]["message"]["role"] == "ROLE_AGENT"

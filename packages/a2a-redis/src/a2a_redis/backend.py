@@ -44,10 +44,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from a2a_core.server import A2AServer, WebhookPushSender
-from a2a_core.server.agent import agent_message
-from a2a_core.server.context import TaskWriter
-from a2a_core.types import TERMINAL_STATES, TaskState
+from a2a_core.server.backends import A2AServer, WebhookPushSender
 
 from ._common import LUA_INDEX, REDIS_DOWN, Keys, Script, dedicated_client, logger
 from .events import RedisEventLog
@@ -336,10 +333,7 @@ class RedisBackend:
         if stored is None or stored.task.status.state not in RUNNING_STATES:
             await self.redis.srem(self.keys.owned(dead), task_id)
             return
-        task = stored.task
-        writer = TaskWriter(server.runtime, stored)
-        message = agent_message(HOST_LOST_TEXT, task_id=task.id, context_id=task.context_id)
-        if await writer.status(TaskState.FAILED, message):
+        if await server.fail_task(task_id, HOST_LOST_TEXT):
             self.reaped += 1
 
     # -- cancel across replicas ----------------------------------------------------------
@@ -370,14 +364,9 @@ class RedisBackend:
 
     @staticmethod
     def _on_closed(server: A2AServer, task_id: str) -> None:
-        execution = server.runtime.executions.get(task_id)
-        if execution is None:
-            return
-        writer = execution.context.writer
-        if writer is not None and writer.task.status.state not in TERMINAL_STATES:
-            # Finished by someone else (a cancel, or a reaper): stop the agent here.
+        # Finished by someone else (a cancel, or a reaper): stop the agent here, if any.
+        if server.cancel_local_execution(task_id):
             logger.info("task %s was finished elsewhere; cancelling its agent here", task_id)
-            execution.cancel_soon()
 
     # -- sweep -----------------------------------------------------------------------------
 

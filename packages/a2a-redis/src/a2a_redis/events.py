@@ -36,7 +36,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from redis.asyncio import Redis
 
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server import EventLog, LoggedEvent
+from a2a_core.server.backends import EventLog, EventLogClosedError, LoggedEvent
 from a2a_core.types import StreamResponse
 
 from ._common import (
@@ -250,7 +250,7 @@ class RedisEventLog(EventLog):
     # -- the EventLog protocol -----------------------------------------------------------
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
-        """Append an event; return its seq. ``LocalProtocolError`` if the log is closed."""
+        """Append an event; return its seq. `EventLogClosedError` if the log is closed."""
         args: list[Arg] = [
             self.keys.prefix,
             task_id,
@@ -266,7 +266,7 @@ class RedisEventLog(EventLog):
             await retry_writes(append, doing="appending an event", retry_for=self.write_retry)
         )
         if seq < 0:
-            raise LocalProtocolError(f"The event log of task {task_id!r} is closed")
+            raise EventLogClosedError(f"The event log of task {task_id!r} is closed")
         return seq
 
     async def close(self, task_id: str) -> None:

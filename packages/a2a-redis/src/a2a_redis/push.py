@@ -37,8 +37,7 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server import PushTarget, WebhookPushSender
-from a2a_core.server.memory_push import PushConfigLimitError
+from a2a_core.server.backends import PushConfigLimitError, PushTarget, WebhookPushSender
 from a2a_core.types import StreamResponse, Task, TaskPushNotificationConfig
 
 from ._common import (

@@ -45,19 +45,21 @@ import msgspec
 from redis.asyncio import Redis
 
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server import StoredTask, TaskPage, TaskQuery, TaskStore
-from a2a_core.server.page_tokens import (
+from a2a_core.server.backends import (
     NO_TIMESTAMP,
+    ConcurrentUpdateError,
+    EventLogClosedError,
+    InvalidPageTokenError,
+    StoredTask,
+    TaskExistsError,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    VisibleFilter,
     make_token,
     query_scope,
     read_token,
     status_micros,
-)
-from a2a_core.server.store import (
-    ConcurrentUpdateError,
-    InvalidPageTokenError,
-    TaskExistsError,
-    VisibleFilter,
 )
 from a2a_core.types import StreamResponse, Task, TaskState
 
@@ -303,7 +305,7 @@ class RedisTaskStore(TaskStore):
         self, task: Task, event: StreamResponse, *, expected_version: int
     ) -> StoredTask:
         """:meth:`save`, with ``event`` appended to the task's log in the same script (not
-        if the version is wrong); ``LocalProtocolError`` if the log is closed."""
+        if the version is wrong); `EventLogClosedError` if the log is closed."""
         return await self._save_task(task, expected_version, 0, event)
 
     async def _create_task(
@@ -340,7 +342,7 @@ class RedisTaskStore(TaskStore):
         if reply[0] == 0:
             raise TaskExistsError(task.id)
         if reply[0] == -2:
-            raise LocalProtocolError(f"The event log of task {task.id!r} is closed")
+            raise EventLogClosedError(f"The event log of task {task.id!r} is closed")
         return StoredTask(task=task, version=1, last_seq=int(reply[1]), tenant=tenant)
 
     async def _save_task(
@@ -385,7 +387,7 @@ class RedisTaskStore(TaskStore):
                 f"task {task.id!r} is at version {version}, not {expected_version}"
             )
         if code == -2:
-            raise LocalProtocolError(f"The event log of task {task.id!r} is closed")
+            raise EventLogClosedError(f"The event log of task {task.id!r} is closed")
         if self.push_hints is not None and len(reply) > 4:
             if len(self.push_hints) > 10_000:  # hints nobody took (a failed write path)
                 self.push_hints.clear()

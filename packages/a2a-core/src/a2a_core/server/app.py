@@ -42,7 +42,7 @@ from a2a_core.operations import OPERATIONS, Operation
 from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
 from a2a_core.rest import JSON_CONTENT_TYPE
 from a2a_core.server._background import Background
-from a2a_core.server.agent import Agent, Invocation, new_id
+from a2a_core.server.agent import Agent, Invocation, agent_message, new_id
 from a2a_core.server.context import TaskWriter
 from a2a_core.server.events import EventLog
 from a2a_core.server.extensions import Extension
@@ -73,6 +73,7 @@ from a2a_core.types import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    TaskState,
 )
 from a2a_core.versions import DEFAULT_VERSIONS
 
@@ -270,6 +271,39 @@ class A2AServer:
     def running(self) -> bool:
         """Whether the server has been started."""
         return self._task_group is not None
+
+    # --- operations for backends (see a2a_core.server.backends) --------------------------
+
+    async def fail_task(self, task_id: str, text: str) -> bool:
+        """Fail a task that can no longer finish, e.g. one whose replica was lost.
+
+        Writes FAILED with an agent status message saying ``text``, through the same writer
+        as every other change (the event is logged, subscribers and webhooks get it).
+        Returns whether this call failed it: ``False`` for a task that is missing or already
+        terminal, also when another writer finished it meanwhile.
+        """
+        stored = await self.runtime.store.get(task_id)
+        if stored is None or stored.task.status.state in TERMINAL_STATES:
+            return False
+        task = stored.task
+        message = agent_message(text, task_id=task.id, context_id=task.context_id)
+        return await TaskWriter(self.runtime, stored).status(TaskState.FAILED, message)
+
+    def cancel_local_execution(self, task_id: str) -> bool:
+        """Stop this server's agent for a task that was finished elsewhere.
+
+        For a shared backend: another replica canceled (or failed) the task, and the agent
+        still running here must stop. Returns whether an agent was running here and was
+        asked to stop; one whose own view of the task is already terminal is left to end.
+        """
+        execution = self.runtime.executions.get(task_id)
+        if execution is None:
+            return False
+        writer = execution.context.writer
+        if writer is not None and writer.task.status.state in TERMINAL_STATES:
+            return False
+        execution.cancel_soon()
+        return True
 
     # --- the entry point -----------------------------------------------------------------
 

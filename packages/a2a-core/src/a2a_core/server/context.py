@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from a2a_core.errors import LocalProtocolError, TaskNotCancelableError
+from a2a_core.errors import TaskNotCancelableError
 from a2a_core.lifecycle import apply_event
 from a2a_core.server._sync import Signal
 from a2a_core.server.agent import Invocation, agent_message, new_id, to_parts
-from a2a_core.server.events import ImmediateEventLog
+from a2a_core.server.events import EventLogClosedError, ImmediateEventLog
 from a2a_core.server.store import ConcurrentUpdateError, ImmediateTaskStore, StoredTask
 from a2a_core.types import (
     TERMINAL_STATES,
@@ -99,7 +99,7 @@ class TaskWriter:
             store, log = immediate
             try:
                 emitted = self._emit_now(event, before, store, log)
-            except (ConcurrentUpdateError, LocalProtocolError):
+            except (ConcurrentUpdateError, EventLogClosedError):
                 pass  # another writer got there first: the general path below sorts it out
             else:
                 if store.evictions_pending:
@@ -152,7 +152,7 @@ class TaskWriter:
             try:
                 self._stored = await self._write(updated, event)
                 break
-            except LocalProtocolError:
+            except EventLogClosedError:
                 # The log is closed: with a shared store, another writer (a cancel on
                 # another replica) finished the task since we read it. Drop the event then.
                 fresh = await runtime.store.get(current.id)

@@ -14,9 +14,19 @@ from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from a2a_core.errors import LocalProtocolError
 from a2a_core.types import StreamResponse
 
-__all__ = ["EventLog", "ImmediateEventLog", "LoggedEvent"]
+__all__ = ["EventLog", "EventLogClosedError", "ImmediateEventLog", "LoggedEvent"]
+
+
+class EventLogClosedError(LocalProtocolError):
+    """An append to a task's log after it was closed (the task is terminal).
+
+    An expected race with a shared backend (another replica finished the task since this one
+    read it): the writer drops its event then. A subclass of `LocalProtocolError`, which is
+    what an append to a closed log raised before, so code that caught that still does.
+    """
 
 
 class LoggedEvent(msgspec.Struct, frozen=True, gc=False):
@@ -36,7 +46,7 @@ class EventLog(Protocol):
 
     async def append(self, task_id: str, event: StreamResponse) -> int:
         """Append an event; return its sequence number. Appending to a closed log raises
-        ``LocalProtocolError``."""
+        `EventLogClosedError`."""
         ...
 
     async def close(self, task_id: str) -> None:

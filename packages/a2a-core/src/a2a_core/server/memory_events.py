@@ -27,10 +27,9 @@ from typing import Final
 import anyio
 import msgspec
 
-from a2a_core.errors import LocalProtocolError
 from a2a_core.types import StreamResponse
 
-from .events import ImmediateEventLog, LoggedEvent
+from .events import EventLogClosedError, ImmediateEventLog, LoggedEvent
 
 __all__ = ["InMemoryEventLog"]
 
@@ -105,8 +104,8 @@ class InMemoryEventLog(ImmediateEventLog):
     async def append(self, task_id: str, event: StreamResponse) -> int:
         """Append an event and wake the log's followers; return its seq (1, 2, ...).
 
-        Raises :class:`LocalProtocolError` if the log is closed: nothing follows a terminal
-        state, and a late event is a bug in the caller, not something to store.
+        Raises :class:`~.events.EventLogClosedError` if the log is closed: nothing follows a
+        terminal state, and a late event is a bug in the caller, not something to store.
         """
         return self.append_now(task_id, event)
 
@@ -122,7 +121,7 @@ class InMemoryEventLog(ImmediateEventLog):
             log = self._logs[task_id] = _Log(task_id)
         events = log.events
         if log.closed or not isinstance(events, list):
-            raise LocalProtocolError(f"The event log of task {task_id!r} is closed")
+            raise EventLogClosedError(f"The event log of task {task_id!r} is closed")
         events.append(blob)
         self._wake(task_id)
         return len(events)

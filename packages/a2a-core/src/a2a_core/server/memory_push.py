@@ -18,20 +18,9 @@ import msgspec
 from a2a_core.errors import LocalProtocolError
 from a2a_core.types import TaskPushNotificationConfig
 
-from .push import PushTarget
+from .push import PushConfigLimitError, PushTarget
 
 __all__ = ["InMemoryPushConfigStore", "PushConfigLimitError"]
-
-
-class PushConfigLimitError(ValueError):
-    """A new config for a task that already has the most configs allowed.
-
-    The server answers it as InvalidParams; the message is safe to show to the client.
-    """
-
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"a task can have at most {limit} push notification configs")
-        self.limit = limit
 
 
 class InMemoryPushConfigStore:

@@ -7,7 +7,18 @@ from typing import Protocol
 
 from a2a_core.types import StreamResponse, Task, TaskPushNotificationConfig
 
-__all__ = ["PushConfigStore", "PushSender", "PushTarget"]
+__all__ = ["PushConfigLimitError", "PushConfigStore", "PushSender", "PushTarget"]
+
+
+class PushConfigLimitError(ValueError):
+    """A new config for a task that already has the most configs allowed.
+
+    The server answers it as InvalidParams; the message is safe to show to the client.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a task can have at most {limit} push notification configs")
+        self.limit = limit
 
 
 @dataclass(frozen=True, slots=True)

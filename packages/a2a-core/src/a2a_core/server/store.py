@@ -152,7 +152,7 @@ class LoggedTaskStore(TaskStore, Protocol):
     ) -> StoredTask:
         """``save`` with ``event`` appended to the task's log in the same step;
         :class:`ConcurrentUpdateError` as ``save`` (nothing is appended), and
-        ``LocalProtocolError`` if the log is closed (as ``EventLog.append``)."""
+        `EventLogClosedError` if the log is closed (as ``EventLog.append``)."""
         ...
 
 

@@ -1,0 +1,78 @@
+"""The seam for backend authors (L2): everything a task store, event log or push backend needs.
+
+A backend (in-memory, Redis, SQL, your own) implements the protocols below and may run
+services beside the server; it never needs a private name of the core. This module gathers,
+in one place:
+
+- the **protocols** a backend implements: `TaskStore` (and the optional `ImmediateTaskStore`
+  and `LoggedTaskStore`), `EventLog` (and `ImmediateEventLog`), `PushConfigStore`,
+  `PushSender`, with their values (`StoredTask`, `TaskQuery`, `TaskPage`, `LoggedEvent`,
+  `PushTarget`, `VisibleFilter`);
+- the **errors** they raise, which the runtime expects: `ConcurrentUpdateError` (a write on a
+  stale version), `TaskExistsError`, `InvalidPageTokenError`, `EventLogClosedError` (an
+  append after the task finished: an expected race with a shared backend),
+  `PushConfigLimitError`;
+- the **page tokens** of ListTasks (`make_token`, `read_token`, `query_scope`,
+  `status_micros`, `NO_TIMESTAMP`), so that every store pages the same way;
+- `Service`, how a backend runs its background work under the server's lifespan, and
+  `WebhookPushSender`, the delivery a backend may wrap;
+- the **server operations** a shared backend needs, as methods of `A2AServer`:
+  `A2AServer.fail_task` (fail a task whose replica was lost) and
+  `A2AServer.cancel_local_execution` (stop the agent running here for a task finished on
+  another replica).
+"""
+
+from __future__ import annotations
+
+from a2a_core.server.app import A2AServer, Service
+from a2a_core.server.events import EventLog, EventLogClosedError, ImmediateEventLog, LoggedEvent
+from a2a_core.server.page_tokens import (
+    NO_TIMESTAMP,
+    make_token,
+    query_scope,
+    read_token,
+    status_micros,
+)
+from a2a_core.server.push import PushConfigLimitError, PushConfigStore, PushSender, PushTarget
+from a2a_core.server.push_delivery import WebhookPushSender
+from a2a_core.server.store import (
+    ConcurrentUpdateError,
+    ImmediateTaskStore,
+    InvalidPageTokenError,
+    LoggedTaskStore,
+    StoredTask,
+    TaskExistsError,
+    TaskPage,
+    TaskQuery,
+    TaskStore,
+    VisibleFilter,
+)
+
+__all__ = [
+    "NO_TIMESTAMP",
+    "A2AServer",
+    "ConcurrentUpdateError",
+    "EventLog",
+    "EventLogClosedError",
+    "ImmediateEventLog",
+    "ImmediateTaskStore",
+    "InvalidPageTokenError",
+    "LoggedEvent",
+    "LoggedTaskStore",
+    "PushConfigLimitError",
+    "PushConfigStore",
+    "PushSender",
+    "PushTarget",
+    "Service",
+    "StoredTask",
+    "TaskExistsError",
+    "TaskPage",
+    "TaskQuery",
+    "TaskStore",
+    "VisibleFilter",
+    "WebhookPushSender",
+    "make_token",
+    "query_scope",
+    "read_token",
+    "status_micros",
+]

@@ -1,0 +1,68 @@
+"""Package boundaries: what the packages built on the core may import from it.
+
+Every package other than ``a2a_core`` (the adapters, the Redis backend, and the backends to
+come) uses only the core's public names: no module or name that starts with an underscore
+anywhere in the path. A backend imports from the core's runtime only through the seam for
+backend authors, ``a2a_core.server.backends``, or the agent-facing ``a2a_core.server``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGES = Path(__file__).resolve().parent.parent / "packages"
+#: Packages whose runtime imports must go through the backend seam.
+BACKENDS = ("a2a-redis",)
+SEAMS = ("a2a_core.server", "a2a_core.server.backends")
+
+
+def _sources() -> list[Path]:
+    return sorted(
+        path
+        for path in PACKAGES.glob("*/src/**/*.py")
+        if path.relative_to(PACKAGES).parts[0] != "a2a-core"
+    )
+
+
+def _core_imports(path: Path) -> list[tuple[int, str, str]]:
+    """(line, module, name) of every import from a2a_core in ``path`` (name "" for
+    ``import a2a_core.x``)."""
+    found: list[tuple[int, str, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == "a2a_core":
+                found.extend((node.lineno, node.module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend(
+                (node.lineno, alias.name, "")
+                for alias in node.names
+                if alias.name.split(".")[0] == "a2a_core"
+            )
+    return found
+
+
+def test_there_are_packages_to_check() -> None:
+    sources = {path.relative_to(PACKAGES).parts[0] for path in _sources()}
+    assert {"a2a-starlette", "a2a-aiohttp", *BACKENDS} <= sources
+
+
+@pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGES)))
+def test_no_private_core_name_is_imported(path: Path) -> None:
+    for line, module, name in _core_imports(path):
+        parts = [*module.split("."), *([name] if name else [])]
+        private = [part for part in parts if part.startswith("_")]
+        assert not private, f"{path.name}:{line} imports a private name: {module} {name}"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in _sources() if p.relative_to(PACKAGES).parts[0] in BACKENDS],
+    ids=lambda p: str(p.relative_to(PACKAGES)),
+)
+def test_backends_reach_the_runtime_only_through_the_seam(path: Path) -> None:
+    for line, module, _ in _core_imports(path):
+        if module == "a2a_core.server" or module.startswith("a2a_core.server."):
+            assert module in SEAMS, f"{path.name}:{line} imports {module}, not the seam"
