@@ -79,7 +79,7 @@ def serve(args: argparse.Namespace) -> None:
             lease_ttl=args.lease_ttl,
             reap_interval=min(0.5, args.lease_ttl / 4),
         )
-        options = backend.server_options()
+        options = {"backend": backend}
     card = AgentCard(
         name="Bench",
         description="Redis benchmark agent",

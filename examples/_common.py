@@ -69,7 +69,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         return {}
     from a2a_redis import RedisBackend
 
-    return RedisBackend(args.redis, prefix=args.redis_prefix).server_options()
+    return {"backend": RedisBackend(args.redis, prefix=args.redis_prefix)}
 
 
 def card(

@@ -85,7 +85,7 @@ def main() -> None:
         base_url=url,
         keep_alive_interval=args.keep_alive,
         push_allow_hosts=["127.0.0.1/32"],
-        **backend.server_options(),
+        backend=backend,
     )
     print(f"replica {backend.replica_id} on {url} ({args.adapter})", flush=True)
     if args.adapter == "aiohttp":

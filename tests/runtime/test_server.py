@@ -18,8 +18,7 @@ from a2a_core.http import HttpResponse
 from a2a_core.server import (
     A2AServer,
     AuthRequired,
-    InMemoryEventLog,
-    InMemoryPushConfigStore,
+    InMemoryBackend,
     InputRequired,
     TaskContext,
     TimestampExtension,
@@ -59,15 +58,13 @@ async def test_echo_completes_a_task_with_an_artifact() -> None:
     assert task["history"][0]["taskId"] == task["id"]
 
 
-async def test_backends_passed_in_are_used_even_when_empty() -> None:
-    # An empty in-memory log has a length of zero: it must not be taken for "none given".
-    log = InMemoryEventLog()
-    configs = InMemoryPushConfigStore()
-    async with A2AServer(
-        echo, card=make_card(), event_log=log, push_config_store=configs
-    ) as server:
+async def test_the_backend_passed_in_holds_the_state() -> None:
+    # Its (empty, so falsy) event log is the one written to, not a new one.
+    backend = InMemoryBackend()
+    async with A2AServer(echo, card=make_card(), backend=backend) as server:
         result = await Client(server).result("SendMessage", send_params("hello"))
-    events = await log.read(result["task"]["id"])
+    assert (await backend.store.get(result["task"]["id"])) is not None
+    events = await backend.event_log.read(result["task"]["id"])
     assert [e.seq for e in events] == [1, 2, 3]
     assert events[-1].event.status_update is not None
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from a2a_core.server import A2AServer, InMemoryTaskStore, TaskContext
+from a2a_core.server import A2AServer, InMemoryBackend, TaskContext
 from helpers.a2a_client import Client, collect, make_card, user_message
 
 pytestmark = pytest.mark.anyio
@@ -60,24 +60,27 @@ async def test_last_event_id_replays_after_the_task_finished() -> None:
     assert caught_up["error"]["code"] == -32004
 
 
-async def test_a_store_passed_in_drops_logs_and_webhooks_of_evicted_tasks() -> None:
+async def test_a_bounded_backend_drops_logs_and_webhooks_of_evicted_tasks() -> None:
     now = [0.0]
-    store = InMemoryTaskStore(ttl=10.0, clock=lambda: now[0])
-    server = A2AServer(echo, card=make_card(), store=store)
-    assert store.on_evict is not None
+    backend = InMemoryBackend(ttl=10.0, clock=lambda: now[0])
+    server = A2AServer(echo, card=make_card(push=True), backend=backend)
     async with server:
         client = Client(server)
         task = (await client.result("SendMessage", {"message": user_message("x")}))["task"]
-        assert await server.runtime.events.read(task["id"])
+        assert await backend.event_log.read(task["id"])
+        hook = {"taskId": task["id"], "url": "https://hooks.example.com/h"}
+        assert (await client.result("CreateTaskPushNotificationConfig", hook))["url"]
+        assert await backend.push_config_store.list_configs(task["id"])
         now[0] = 100.0
         await client.result(
             "SendMessage", {"message": user_message("y", mid="m2")}
         )  # a write evicts
         with anyio.fail_after(5):
-            while await server.runtime.events.read(task["id"]):
+            while await backend.event_log.read(task["id"]):
                 await anyio.sleep(0.01)
         missing = await client.error("GetTask", {"id": task["id"]})
     assert missing["code"] == -32001
+    assert await backend.push_config_store.list_configs(task["id"]) == []
 
 
 async def test_shutdown_cancels_running_agents_and_waits_for_them() -> None:

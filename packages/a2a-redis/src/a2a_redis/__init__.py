@@ -3,7 +3,7 @@
     from a2a_redis import RedisBackend
 
     backend = RedisBackend("redis://127.0.0.1:6379/0", prefix="my-agent:")
-    server = A2AServer(agent, card=card, **backend.server_options())
+    server = A2AServer(agent, card=card, backend=backend)
 
 The task store, the event log (Redis Streams), the push configs and the push queue are
 shared; the server's service runs the stream notifier, the push worker, the cancel

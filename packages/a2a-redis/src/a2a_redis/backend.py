@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 from anyio.abc import TaskStatus
@@ -44,7 +44,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from a2a_core.server.backends import A2AServer, WebhookPushSender
+from a2a_core.server.backends import A2AServer, Backend, Service, WebhookPushSender
 
 from ._common import LUA_INDEX, REDIS_DOWN, Keys, Script, dedicated_client, logger
 from .events import RedisEventLog
@@ -102,7 +102,8 @@ return 0
 class RedisBackend:
     """Everything a replica needs to share one A2A server with others through Redis.
 
-    ``A2AServer(agent, card=card, **RedisBackend("redis://...").server_options())``
+    ``A2AServer(agent, card=card, backend=RedisBackend("redis://..."))``: a
+    :class:`~a2a_core.server.backends.Backend`.
 
     :param url: the Redis URL (``redis://host:6379/0``, ``rediss://``, ``unix://``).
     :param redis: or a ``redis.asyncio.Redis`` client of your own (``decode_responses``
@@ -196,15 +197,15 @@ class RedisBackend:
         #: Tasks this replica failed because their replica was lost (for tests and metrics).
         self.reaped = 0
 
-    def server_options(self) -> dict[str, Any]:
-        """The :class:`A2AServer` keyword arguments that put the server on this backend."""
-        return {
-            "store": self.store,
-            "event_log": self.event_log,
-            "push_config_store": self.push_config_store,
-            "push_sender": self.push_queue,
-            "services": [self.service],
-        }
+    @property
+    def push_sender(self) -> RedisPushQueue:
+        """Webhook delivery: events are queued in Redis for the replicas' push workers."""
+        return self.push_queue
+
+    @property
+    def services(self) -> tuple[Service, ...]:
+        """The replica's background work (`service`), run while the server runs."""
+        return (self.service,)
 
     @contextlib.asynccontextmanager
     async def service(self, server: A2AServer) -> AsyncIterator[RedisBackend]:
@@ -379,3 +380,9 @@ class RedisBackend:
                 pass  # the lease loop reports it
             except Exception:
                 logger.exception("sweeping expired tasks failed")
+
+
+if TYPE_CHECKING:
+
+    def _is_a_backend(backend: RedisBackend) -> Backend:  # checked by mypy, never run
+        return backend

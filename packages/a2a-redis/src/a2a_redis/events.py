@@ -306,7 +306,7 @@ class RedisEventLog(EventLog):
         if not notifier.running:
             raise LocalProtocolError(
                 "RedisEventLog is not running: run it with the server "
-                "(A2AServer(..., **backend.server_options())) or `async with log:`"
+                "(A2AServer(..., backend=RedisBackend(...))) or `async with log:`"
             )
         key = self.keys.log(task_id)
         watch = await notifier.watch(key, after)

@@ -5,7 +5,8 @@ Adapters call :meth:`A2AServer.handle`; agents receive a :class:`TaskContext`.
 """
 
 from a2a_core.server.agent import Agent, AgentResult, AuthRequired, InputRequired
-from a2a_core.server.app import A2AServer, AuthorizeTask, ExtendedCard, Service
+from a2a_core.server.app import A2AServer, AuthorizeTask, ExtendedCard
+from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.context import TaskContext
 from a2a_core.server.events import EventLog, ImmediateEventLog, LoggedEvent
 from a2a_core.server.extensions import Extension, TimestampExtension
@@ -29,11 +30,13 @@ __all__ = [
     "AgentResult",
     "AuthRequired",
     "AuthorizeTask",
+    "Backend",
     "EventLog",
     "ExtendedCard",
     "Extension",
     "ImmediateEventLog",
     "ImmediateTaskStore",
+    "InMemoryBackend",
     "InMemoryEventLog",
     "InMemoryPushConfigStore",
     "InMemoryTaskStore",

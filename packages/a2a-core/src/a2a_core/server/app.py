@@ -15,9 +15,8 @@ import datetime as _dt
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, Final, Self, TypeAlias
+from typing import Any, Final, Self
 
 import anyio
 import msgspec
@@ -43,16 +42,13 @@ from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
 from a2a_core.rest import JSON_CONTENT_TYPE
 from a2a_core.server._background import Background
 from a2a_core.server.agent import Agent, Invocation, agent_message, new_id
+from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.context import TaskWriter
-from a2a_core.server.events import EventLog
 from a2a_core.server.extensions import Extension
-from a2a_core.server.memory_events import InMemoryEventLog
-from a2a_core.server.memory_push import InMemoryPushConfigStore, PushConfigLimitError
-from a2a_core.server.memory_store import InMemoryTaskStore
-from a2a_core.server.push import PushConfigStore, PushSender
+from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.runtime import Execution, Runtime
-from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery, TaskStore
+from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery
 from a2a_core.server.streams import EventHook, stream_frames
 from a2a_core.server.webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.sse import EventStream
@@ -87,11 +83,6 @@ logger = logging.getLogger("a2a_core.server")
 AuthorizeTask = Callable[[str, Task, Call], bool | Awaitable[bool]]
 #: The extended card: one card for every authenticated caller, or one per caller.
 ExtendedCard = AgentCard | Callable[[Any], AgentCard | Awaitable[AgentCard]]
-#: Something that runs beside the server for as long as it runs: called with the server when
-#: it starts, the context manager it returns is entered before the server's task group and
-#: left after it (so after running agents were cancelled). Networked backends use it for
-#: their connections and background work (see ``a2a_redis``).
-Service: TypeAlias = Callable[["A2AServer"], AbstractAsyncContextManager[object]]
 
 DEFAULT_PAGE_SIZE: Final = 50
 #: What ``authorize_task`` is asked for each operation that touches a task (its verb in the
@@ -108,8 +99,9 @@ class A2AServer:
         agent: The agent (see :mod:`a2a_core.server.agent`).
         card: The public agent card (``supported_interfaces`` may be empty: filled in).
         base_url: Public URL of the mount point; or set per request by the adapter.
-        store, event_log, push_config_store, push_sender: Backends (in-memory by default;
-            the webhook sender is created when the card declares push notifications).
+        backend: Where the state lives and what runs beside the server to keep it
+            (:class:`~a2a_core.server.backend.InMemoryBackend` by default; see
+            :class:`~a2a_core.server.backend.Backend`).
         authorize_task: Authorization hook (see :data:`AuthorizeTask`).
         extensions: Runtime extensions; their declarations go into the card.
         extended_card: Served by GetExtendedAgentCard to authenticated callers (a callable
@@ -121,7 +113,6 @@ class A2AServer:
         keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
-        services: Run beside the server while it runs (see :data:`Service`).
         Other options are those of :class:`~a2a_core.protocol.ServerProtocol`.
     """
 
@@ -147,15 +138,11 @@ class A2AServer:
         keep_alive_interval: float = 15.0,
         last_modified: _dt.datetime | None = None,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
-        store: TaskStore | None = None,
-        event_log: EventLog | None = None,
-        push_config_store: PushConfigStore | None = None,
-        push_sender: PushSender | None = None,
+        backend: Backend | None = None,
         push_allow_hosts: Sequence[str] = (),
         push_allow_private: bool = False,
         error_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
         rest_content_type: str = JSON_CONTENT_TYPE,
-        services: Sequence[Service] = (),
     ) -> None:
         self.protocol = ServerProtocol(
             card,
@@ -186,33 +173,22 @@ class A2AServer:
         self.push_enabled = bool(card.capabilities.push_notifications)
         self.push_allow_hosts = tuple(push_allow_hosts)
         self.push_allow_private = push_allow_private
+        #: Where the state lives (see :class:`~a2a_core.server.backend.Backend`).
+        self.backend: Backend = backend if backend is not None else InMemoryBackend()
+        push_sender = self.backend.push_sender
         self._own_push_sender = push_sender is None and self.push_enabled
-        self.services = tuple(services)
-        if store is None:
-            store = InMemoryTaskStore(on_evict=self._forget_task)
-        elif isinstance(store, InMemoryTaskStore) and store.on_evict is None:
-            # A bounded store passed in must still take the event log and webhooks of the
-            # tasks it evicts with it.
-            store.on_evict = self._forget_task
+        self.services = tuple(self.backend.services)
         self.runtime = Runtime(
             agent=agent,
-            store=store,
-            events=event_log if event_log is not None else InMemoryEventLog(),
-            push_configs=(
-                push_config_store if push_config_store is not None else InMemoryPushConfigStore()
-            ),
+            store=self.backend.store,
+            events=self.backend.event_log,
+            push_configs=self.backend.push_config_store,
             push_sender=push_sender,
             push_enabled=self.push_enabled,
         )
         self._task_group: TaskGroup | None = None
         self._background: Background | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
-
-    async def _forget_task(self, task_id: str) -> None:
-        """An evicted task takes its event log and webhooks with it."""
-        await self.runtime.events.forget(task_id)
-        if self.runtime.push_configs is not None:
-            await self.runtime.push_configs.delete_task(task_id)
 
     @property
     def max_body_size(self) -> int:

@@ -4,7 +4,10 @@ A backend (in-memory, Redis, SQL, your own) implements the protocols below and m
 services beside the server; it never needs a private name of the core. This module gathers,
 in one place:
 
-- the **protocols** a backend implements: `TaskStore` (and the optional `ImmediateTaskStore`
+- `Backend`, the value ``A2AServer(backend=...)`` takes (its ``store``, ``event_log``,
+  ``push_config_store``, ``push_sender`` and ``services``), and `InMemoryBackend`, the
+  default;
+- the **protocols** a backend's parts implement: `TaskStore` (and the optional `ImmediateTaskStore`
   and `LoggedTaskStore`), `EventLog` (and `ImmediateEventLog`), `PushConfigStore`,
   `PushSender`, with their values (`StoredTask`, `TaskQuery`, `TaskPage`, `LoggedEvent`,
   `PushTarget`, `VisibleFilter`);
@@ -24,7 +27,8 @@ in one place:
 
 from __future__ import annotations
 
-from a2a_core.server.app import A2AServer, Service
+from a2a_core.server.app import A2AServer
+from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.events import EventLog, EventLogClosedError, ImmediateEventLog, LoggedEvent
 from a2a_core.server.page_tokens import (
     NO_TIMESTAMP,
@@ -51,11 +55,13 @@ from a2a_core.server.store import (
 __all__ = [
     "NO_TIMESTAMP",
     "A2AServer",
+    "Backend",
     "ConcurrentUpdateError",
     "EventLog",
     "EventLogClosedError",
     "ImmediateEventLog",
     "ImmediateTaskStore",
+    "InMemoryBackend",
     "InvalidPageTokenError",
     "LoggedEvent",
     "LoggedTaskStore",

@@ -1,0 +1,130 @@
+"""What a backend gives the server (L2): the `Backend` protocol and the in-memory default.
+
+A backend bundles the four stores the runtime writes to and reads from (task store, event
+log, push-config store, push delivery) with the services it runs beside the server, so that
+``A2AServer(backend=...)`` is the one place a deployment chooses where its state lives:
+in memory (`InMemoryBackend`, the default), in Redis (``a2a_redis.RedisBackend``), or in a
+backend of your own (see `a2a_core.server.backends` for everything one needs).
+
+The contract, besides the protocols of each part: a backend that evicts tasks (a bounded
+store, a TTL) removes an evicted task's event log and push configs itself; the server never
+reaches into a store to wire that.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Protocol, TypeAlias
+
+from a2a_core.server.events import EventLog
+from a2a_core.server.memory_events import InMemoryEventLog
+from a2a_core.server.memory_push import InMemoryPushConfigStore
+from a2a_core.server.memory_store import InMemoryTaskStore
+from a2a_core.server.push import PushConfigStore, PushSender
+from a2a_core.server.store import TaskStore
+
+if TYPE_CHECKING:
+    from a2a_core.server.app import A2AServer
+
+__all__ = ["Backend", "InMemoryBackend", "Service"]
+
+#: Something that runs beside the server for as long as it runs: called with the server when
+#: it starts, the context manager it returns is entered before the server's task group and
+#: left after it (so after running agents were cancelled). Networked backends use it for
+#: their connections and background work (see ``a2a_redis``).
+Service: TypeAlias = Callable[["A2AServer"], AbstractAsyncContextManager[object]]
+
+
+class Backend(Protocol):
+    """Where a server keeps its state, and what runs beside it to keep it."""
+
+    @property
+    def store(self) -> TaskStore:
+        """The task store."""
+        ...
+
+    @property
+    def event_log(self) -> EventLog:
+        """The per-task event logs."""
+        ...
+
+    @property
+    def push_config_store(self) -> PushConfigStore:
+        """The webhook configs."""
+        ...
+
+    @property
+    def push_sender(self) -> PushSender | None:
+        """The webhook delivery; ``None``: the server runs its own `WebhookPushSender`
+        (with its SSRF options) when the card declares push notifications."""
+        ...
+
+    @property
+    def services(self) -> Sequence[Service]:
+        """Run beside the server while it runs (connections, background loops)."""
+        ...
+
+
+class InMemoryBackend:
+    """The default backend: this process's memory, bounded in every part.
+
+    Terminal tasks are kept ``ttl`` seconds and at most ``max_terminal_tasks`` of them (tasks
+    still open are never evicted); an evicted task takes its event log and push configs with
+    it. Closed event logs are kept ``log_retention`` seconds (for ``Last-Event-ID`` replays)
+    and at most ``max_closed_logs``; a task has at most ``max_configs_per_task`` webhooks.
+    ``None`` disables a time or count bound. Nothing survives a restart. ``push_sender``:
+    webhook delivery of your own (e.g. a `WebhookPushSender` with other settings, run around
+    the server); by default the server runs one when the card declares push notifications.
+    """
+
+    def __init__(
+        self,
+        *,
+        ttl: float | None = 3600.0,
+        max_terminal_tasks: int | None = 10_000,
+        log_retention: float | None = 3600.0,
+        max_closed_logs: int | None = 10_000,
+        max_configs_per_task: int = 10,
+        push_sender: PushSender | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._push_sender = push_sender
+        self._event_log = InMemoryEventLog(
+            retention=log_retention, max_closed_logs=max_closed_logs, clock=clock
+        )
+        self._push_configs = InMemoryPushConfigStore(max_configs_per_task=max_configs_per_task)
+        self._store = InMemoryTaskStore(
+            ttl=ttl, max_terminal_tasks=max_terminal_tasks, clock=clock, on_evict=self._forget
+        )
+
+    async def _forget(self, task_id: str) -> None:
+        """An evicted task takes its event log and webhooks with it."""
+        await self._event_log.forget(task_id)
+        await self._push_configs.delete_task(task_id)
+
+    @property
+    def store(self) -> InMemoryTaskStore:
+        """The task store."""
+        return self._store
+
+    @property
+    def event_log(self) -> InMemoryEventLog:
+        """The per-task event logs."""
+        return self._event_log
+
+    @property
+    def push_config_store(self) -> InMemoryPushConfigStore:
+        """The webhook configs."""
+        return self._push_configs
+
+    @property
+    def push_sender(self) -> PushSender | None:
+        """The sender given, or ``None``: the server runs its own when push is declared."""
+        return self._push_sender
+
+    @property
+    def services(self) -> tuple[Service, ...]:
+        """Nothing runs beside an in-memory backend."""
+        return ()
