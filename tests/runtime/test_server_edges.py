@@ -8,7 +8,13 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from a2a_core.server import A2AServer, InMemoryBackend, TaskContext
+from a2a_core.server import (
+    A2AServer,
+    ImmediateEventLog,
+    ImmediateTaskStore,
+    InMemoryBackend,
+    TaskContext,
+)
 from helpers.a2a_client import Client, collect, make_card, user_message
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +116,13 @@ async def test_shutdown_cancels_running_agents_and_waits_for_them() -> None:
     assert stored is not None
     assert stored.task.status.state.name == "WORKING"
     assert server.runtime.executions == {}
+
+
+def test_the_writer_path_is_the_one_asked_for(writer_path: str) -> None:
+    # The runtime suite runs twice: on the immediate in-memory parts, and on the same parts
+    # seen through the general protocols only (tests/runtime/general_backend.py).
+    server = A2AServer(echo, card=make_card())
+    immediate = isinstance(server.backend.store, ImmediateTaskStore) and isinstance(
+        server.backend.event_log, ImmediateEventLog
+    )
+    assert immediate is (writer_path == "immediate")
