@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 import a2a_aiohttp
 import a2a_starlette
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import AgentSkill, Message, Part
 
@@ -180,7 +181,7 @@ def main() -> None:
         ),
         # The kits send no credentials, and ask for the extended card all the same.
         extended_card_for_anonymous=True,
-        legacy_card_fields=args.v03_card,
+        protocol=ProtocolOptions(legacy_card_fields=args.v03_card),
         # The kits receive push notifications on a local webhook.
         push_allow_hosts=["localhost", "127.0.0.0/8", "::1"],
     )

@@ -11,6 +11,7 @@ import argparse
 
 from _common import backend_options, card, parse_args, public_url, serve
 
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentSkill
 
@@ -42,7 +43,7 @@ def main() -> None:
         ),
         base_url=public_url(args),
         **backend_options(args),
-        legacy_card_fields=args.v03_card,
+        protocol=ProtocolOptions(legacy_card_fields=args.v03_card),
     )
     serve(server, args)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, TaskContext
 from adapters.contract import (
     Harness,
@@ -226,7 +227,7 @@ async def test_no_base_url_is_a_generic_500_and_the_server_keeps_serving(
 
 
 async def test_card_path_can_be_moved_or_disabled(harness: Harness) -> None:
-    server = card_server(harness.base_url, card_path="/card.json")
+    server = card_server(harness.base_url, protocol=ProtocolOptions(card_path="/card.json"))
     async with harness.serve(server) as live:
         moved = await live.client.get(live.url("/card.json"))
         old = await live.client.get(live.url(CARD_PATH))

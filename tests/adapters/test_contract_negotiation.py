@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from a2a_core.call import Call
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, Extension, TaskContext, TimestampExtension
 from a2a_core.types import AgentExtension
 from adapters.contract import Harness, make_card, message_v03, rpc_body, send_params
@@ -43,7 +44,7 @@ async def test_unsupported_version_is_32009(harness: Harness) -> None:
 
 
 async def test_strict_versions_refuse_the_other_dialect(harness: Harness) -> None:
-    server = A2AServer(echo, card=make_card(), strict_versions=True)
+    server = A2AServer(echo, card=make_card(), protocol=ProtocolOptions(strict_versions=True))
     async with harness.serve(server) as live:
         refused = await live.error("SendMessage", send_params(), version=None)  # means 0.3
         served = await live.result("SendMessage", send_params(), version="1.0")
@@ -238,7 +239,7 @@ async def test_extension_activation_on_streams(harness: Harness) -> None:
 
 
 async def test_body_limit(harness: Harness) -> None:
-    server = A2AServer(echo, card=make_card(), max_body_size=1024)
+    server = A2AServer(echo, card=make_card(), protocol=ProtocolOptions(max_body_size=1024))
     async with harness.serve(server) as live:
         big = send_params("x" * 64 * 1024)
         rpc = await live.rpc("SendMessage", big)
@@ -276,7 +277,7 @@ async def test_body_limit(harness: Harness) -> None:
 
 async def test_version_is_checked_before_the_body(harness: Harness) -> None:
     """The order of checks holds over HTTP: an unsupported version wins over a bad body."""
-    server = A2AServer(echo, card=make_card(), max_body_size=64)
+    server = A2AServer(echo, card=make_card(), protocol=ProtocolOptions(max_body_size=64))
     async with harness.serve(server) as live:
         response = await live.client.post(
             live.url("/"),

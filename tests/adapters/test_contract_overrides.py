@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from a2a_core.call import Call
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import Task
 from adapters.contract import (
@@ -41,7 +42,11 @@ async def test_metadata_and_identity_reach_the_agent(harness: Harness, binding: 
         seen.append((dict(ctx.metadata), ctx.identity))
         return "ok"
 
-    server = A2AServer(agent, card=make_card(), metadata={"layer": "server", "server_only": 1})
+    server = A2AServer(
+        agent,
+        card=make_card(),
+        protocol=ProtocolOptions(metadata={"layer": "server", "server_only": 1}),
+    )
     params = send_params()
     # The call's own metadata wins over the other layers, but never sets reserved keys.
     params["metadata"] = {"layer": "call", "a2a.auth": "mallory", "a2a.tenant": "evil"}

@@ -23,7 +23,7 @@ from a2a_core.codec import json_depth_exceeds
 from a2a_core.errors import LocalProtocolError, TaskNotFoundError
 from a2a_core.http import HttpRequest, HttpResponse
 from a2a_core.jsonrpc import Operation
-from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
+from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ProtocolOptions, ServerProtocol
 from helpers.protocol import (
     BARE_CARD,
     BASE,
@@ -1304,8 +1304,7 @@ def test_a_protocol_needs_a_valid_card() -> None:
                 skills=[],
             ),
             last_modified=dt.datetime(2025, 1, 1, tzinfo=dt.UTC),
-            jsonrpc_path=None,
-            rest_path=None,
+            options=ProtocolOptions(jsonrpc_path=None, rest_path=None),
         )
 
 

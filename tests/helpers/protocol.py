@@ -6,6 +6,7 @@ v1.0 results that a runtime would hand back, so that each suite reads as a table
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Iterable
@@ -14,7 +15,7 @@ from typing import Any
 from a2a_core import types as t
 from a2a_core.call import Call
 from a2a_core.http import Headers, HttpRequest, HttpResponse
-from a2a_core.protocol import ServerProtocol
+from a2a_core.protocol import ProtocolOptions, ServerProtocol
 
 LAST_MODIFIED = dt.datetime(2025, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 LAST_MODIFIED_TEXT = "Thu, 02 Jan 2025 03:04:05 GMT"
@@ -47,12 +48,17 @@ BARE_CARD = t.AgentCard(
 )
 
 
+_OPTION_FIELDS = {f.name for f in dataclasses.fields(ProtocolOptions)}
+
+
 def make_protocol(card: t.AgentCard = CARD, **options: Any) -> ServerProtocol:
-    """A protocol serving everything at the mount root (JSON-RPC at ``/``, REST at ``/``)."""
+    """A protocol serving everything at the mount root (JSON-RPC at ``/``, REST at ``/``);
+    keywords that name a `ProtocolOptions` field go into its ``options``."""
     options.setdefault("base_url", BASE)
     options.setdefault("extended_card_configured", True)
     options.setdefault("last_modified", LAST_MODIFIED)
-    return ServerProtocol(card, **options)
+    protocol_options = {k: options.pop(k) for k in list(options) if k in _OPTION_FIELDS}
+    return ServerProtocol(card, options=ProtocolOptions(**protocol_options), **options)
 
 
 def rpc(

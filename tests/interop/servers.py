@@ -32,6 +32,7 @@ from aiohttp import web
 
 from a2a_aiohttp import a2a_subapp
 from a2a_aiohttp import put_identity as aiohttp_put_identity
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.server.agent import new_id
 from a2a_core.types import (
@@ -192,7 +193,7 @@ async def serve(adapter: str, *, legacy_card_fields: bool = False) -> AsyncItera
         card=make_card(),
         base_url=url,
         extended_card=extended_card,
-        legacy_card_fields=legacy_card_fields,
+        protocol=ProtocolOptions(legacy_card_fields=legacy_card_fields),
         push_allow_hosts=["127.0.0.1/32"],
         keep_alive_interval=5.0,
     )

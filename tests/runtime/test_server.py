@@ -15,6 +15,7 @@ import pytest
 
 from a2a_core.errors import ContentTypeNotSupportedError
 from a2a_core.http import HttpResponse
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import (
     A2AServer,
     AuthRequired,
@@ -25,7 +26,7 @@ from a2a_core.server import (
 )
 from a2a_core.sse import parse_frames
 from a2a_core.types import Message, Part, Role
-from helpers.a2a_client import Client, collect, make_card, user_message
+from helpers.a2a_client import Client, collect, make_card, rpc_body, user_message
 
 pytestmark = pytest.mark.anyio
 
@@ -856,3 +857,27 @@ async def test_fail_task_fails_an_open_task_once() -> None:
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert task["status"]["message"]["parts"] == [{"text": "The host was lost"}]
     assert task["status"]["message"]["role"] == "ROLE_AGENT"
+
+
+async def test_every_protocol_option_reaches_the_protocol() -> None:
+    # Two options A2AServer could not set before ProtocolOptions: max_json_depth and
+    # notifications; and one of the others, for good measure.
+    options = ProtocolOptions(max_json_depth=3, notifications="ignore", jsonrpc_path="/rpc")
+    async with A2AServer(echo, card=make_card(), protocol=options) as server:
+        client = Client(server)
+        deep = await server.handle(
+            client.request(
+                "POST", "/rpc", rpc_body("GetTask", {"id": "t", "metadata": {"a": {"b": {}}}})
+            )
+        )
+        silent = await server.handle(
+            client.request(
+                "POST", "/rpc", b'{"jsonrpc":"2.0","method":"GetTask","params":{"id":"t"}}'
+            )
+        )
+        at_root = await server.handle(client.request("POST", "/", rpc_body("GetTask", {"id": "t"})))
+    assert isinstance(deep, HttpResponse)
+    assert json.loads(deep.body)["error"]["code"] == -32600
+    assert "nesting" in json.loads(deep.body)["error"]["message"]
+    assert isinstance(silent, HttpResponse) and silent.status == 204 and silent.body == b""
+    assert isinstance(at_root, HttpResponse) and at_root.status == 404

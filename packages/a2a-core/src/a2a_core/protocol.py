@@ -21,6 +21,7 @@ the wrong type) raises :class:`LocalProtocolError`.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
@@ -91,7 +92,7 @@ from a2a_core.types import (
 from a2a_core.versions import DEFAULT_VERSIONS, LEGACY_VERSION, negotiate_version, normalize_version
 from a2a_core.versions import HEADER as VERSION_HEADER
 
-__all__ = ["DEFAULT_MAX_BODY_SIZE", "DEFAULT_MAX_JSON_DEPTH", "ServerProtocol"]
+__all__ = ["DEFAULT_MAX_BODY_SIZE", "DEFAULT_MAX_JSON_DEPTH", "ProtocolOptions", "ServerProtocol"]
 
 #: Largest request body accepted (8 MiB).
 DEFAULT_MAX_BODY_SIZE: Final = 8 * 1024 * 1024
@@ -111,6 +112,52 @@ def _join_path(*parts: str) -> str:
     return "/" + "/".join(p.strip("/") for p in parts if p.strip("/"))
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ProtocolOptions:
+    """How the protocol is served: paths, the card's HTTP form, versions, limits, statuses.
+
+    One value, documented here once: `ServerProtocol` takes it as ``options=``, and
+    ``A2AServer(protocol=...)`` passes it on. The defaults serve both dialects and both
+    bindings at the mount root, the card at its well-known path, and the spec's v1.0.0 error
+    statuses.
+    """
+
+    jsonrpc_path: str | None = "/"
+    """Where JSON-RPC is served, both dialects (``None``: not served)."""
+    rest_path: str | None = ""
+    """Prefix of the HTTP+JSON routes (``""``: at the mount root, beside JSON-RPC, whose
+    routes do not clash; ``None``: not served)."""
+    card_path: str | None = "/.well-known/agent-card.json"
+    """Where the public card is served, GET and HEAD (``None``: not served)."""
+    card_cache_control: str = "public, max-age=300"
+    """``Cache-Control`` of the card (which also carries ``ETag`` and ``Last-Modified``)."""
+    legacy_card_fields: bool = False
+    """Add the v0.3 top-level card fields v0.3-era clients need (off: a pure v1.0 card)."""
+    versions: Sequence[str] = DEFAULT_VERSIONS
+    """The A2A versions served (Major.Minor); another ``A2A-Version`` is -32009."""
+    strict_versions: bool = False
+    """Refuse a method whose dialect is not the negotiated version (by default a v1.0
+    method without the header is served, DIGEST A1)."""
+    max_body_size: int = DEFAULT_MAX_BODY_SIZE
+    """Largest request body, in bytes (-32600 / 400 beyond it); adapters read one more."""
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+    """Deepest JSON nesting accepted (-32600 / 400 beyond it). The decoders refuse nesting
+    beyond `a2a_core.codec.NESTING_LIMIT` (256) as malformed JSON whatever this says, so
+    that no interpreter's recursion limit decides."""
+    metadata: Mapping[str, Any] | None = None
+    """Server-wide metadata, the bottom layer of every call's metadata."""
+    error_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0
+    """The edition of the spec's REST status mapping: ``"v1.0.0"`` (409/415/502) or
+    ``"v1.0.1"`` (400/400/500)."""
+    rest_content_type: str = rest.JSON_CONTENT_TYPE
+    """Content type of HTTP+JSON replies (``application/a2a+json`` by choice)."""
+    notifications: NotificationPolicy = "reject"
+    """What to do with JSON-RPC notifications (see `a2a_core.jsonrpc.NotificationPolicy`)."""
+
+
+_DEFAULT_OPTIONS: Final = ProtocolOptions()
+
+
 class ServerProtocol:
     """The A2A server protocol for one agent, as a pure object.
 
@@ -120,13 +167,7 @@ class ServerProtocol:
         base_url: The public URL where the adapter is mounted (e.g. ``https://host/a2a``).
             May be left out when every request carries one (``HttpRequest.base_url``).
         last_modified: ``Last-Modified`` of the card (the runtime passes its start time).
-        jsonrpc_path: Where JSON-RPC is served (``None``: not served).
-        rest_path: Prefix of the REST routes (``""``: at the mount root; ``None``: not served).
-        card_path: Where the public card is served (``None``: not served).
-        card_cache_control: ``Cache-Control`` of the card.
-        legacy_card_fields: Add the v0.3 top-level fields to the card (for v0.3-era clients).
-        versions: The A2A versions served (Major.Minor).
-        strict_versions: Refuse a method whose dialect is not the negotiated version.
+        options: How the protocol is served (see `ProtocolOptions`).
         extensions: Extensions declared in the card (``required`` ones are enforced).
         extension_activation: Decides, once per call, which of the declared extensions the
             client asked for are active: given the call (its ``extensions`` are those
@@ -135,14 +176,6 @@ class ServerProtocol:
             ``required`` extension fails the call with -32008. ``None``: every candidate.
             It must not raise: an A2AError it raises is the call's error reply.
         extended_card_configured: An extended card is available (GetExtendedAgentCard).
-        max_body_size: Largest request body, in bytes.
-        max_json_depth: Deepest JSON nesting accepted (-32600 / 400 beyond it). The decoders
-            refuse nesting beyond `a2a_core.codec.NESTING_LIMIT` (256) as malformed JSON
-            whatever this says, so that no interpreter's recursion limit decides.
-        metadata: Server-wide metadata merged under every call's metadata.
-        error_table: The edition of the HTTP status mapping for REST errors.
-        rest_content_type: Content type of REST replies (``application/a2a+json`` by option).
-        notifications: What to do with JSON-RPC notifications (see ``jsonrpc``).
     """
 
     def __init__(
@@ -151,38 +184,33 @@ class ServerProtocol:
         *,
         last_modified: _dt.datetime,
         base_url: str | None = None,
-        jsonrpc_path: str | None = "/",
-        rest_path: str | None = "",
-        card_path: str | None = "/.well-known/agent-card.json",
-        card_cache_control: str = "public, max-age=300",
-        legacy_card_fields: bool = False,
-        versions: Sequence[str] = DEFAULT_VERSIONS,
-        strict_versions: bool = False,
+        options: ProtocolOptions = _DEFAULT_OPTIONS,
         extensions: Sequence[AgentExtension] = (),
         extension_activation: Callable[[Call], Iterable[str]] | None = None,
         extended_card_configured: bool = False,
-        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
-        max_json_depth: int = DEFAULT_MAX_JSON_DEPTH,
-        metadata: Mapping[str, Any] | None = None,
-        error_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
-        rest_content_type: str = rest.JSON_CONTENT_TYPE,
-        notifications: NotificationPolicy = "reject",
     ) -> None:
-        self.versions: tuple[str, ...] = tuple(versions)
-        self.strict_versions = strict_versions
+        self.options = options
+        jsonrpc_path, rest_path, card_path = (
+            options.jsonrpc_path,
+            options.rest_path,
+            options.card_path,
+        )
+        max_json_depth = options.max_json_depth
+        self.versions: tuple[str, ...] = tuple(options.versions)
+        self.strict_versions = options.strict_versions
         self.extensions: tuple[AgentExtension, ...] = tuple(extensions)
         self.extension_activation = extension_activation
         self._required_extensions = tuple(ext.uri for ext in self.extensions if ext.required)
         self.extended_card_configured = extended_card_configured
-        self.max_body_size = max_body_size
+        self.max_body_size = options.max_body_size
         self.max_json_depth = max_json_depth
         # Bodies deeper than max_json_depth are refused before the envelope is decoded: the
         # decoder need not measure them again while that is within its own limit.
         self._depth_within_codec_limit = max_json_depth <= codec.NESTING_LIMIT
-        self.metadata: Mapping[str, Any] = dict(metadata or {})
-        self.error_table = HttpStatusTable(error_table)
-        self.rest_content_type = rest_content_type
-        self.notifications: NotificationPolicy = notifications
+        self.metadata: Mapping[str, Any] = dict(options.metadata or {})
+        self.error_table = HttpStatusTable(options.error_table)
+        self.rest_content_type = options.rest_content_type
+        self.notifications: NotificationPolicy = options.notifications
         self.base_url = base_url
         self.jsonrpc_path = None if jsonrpc_path is None else _join_path(jsonrpc_path)
         self.rest_path = None if rest_path is None else _join_path(rest_path)
@@ -229,9 +257,9 @@ class ServerProtocol:
             base_url=base_url,
             options=CardOptions(
                 path=self.card_path,
-                cache_control=card_cache_control,
+                cache_control=options.card_cache_control,
                 last_modified=last_modified,
-                legacy_v0_3_fields=legacy_card_fields,
+                legacy_v0_3_fields=options.legacy_card_fields,
             ),
         )
 

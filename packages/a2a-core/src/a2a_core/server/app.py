@@ -14,7 +14,7 @@ import contextlib
 import datetime as _dt
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -26,11 +26,9 @@ from a2a_core.agent_card import build_card
 from a2a_core.call import Call
 from a2a_core.errors import (
     A2AError,
-    HttpStatusTable,
     InternalError,
     InvalidParamsError,
     LocalProtocolError,
-    TableName,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -38,8 +36,7 @@ from a2a_core.errors import (
 from a2a_core.http import HttpRequest, HttpResponse, SseResponse
 from a2a_core.lifecycle import task_view
 from a2a_core.operations import OPERATIONS, Operation
-from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ServerProtocol
-from a2a_core.rest import JSON_CONTENT_TYPE
+from a2a_core.protocol import ProtocolOptions, ServerProtocol
 from a2a_core.server._background import Background
 from a2a_core.server.agent import Agent, Invocation, agent_message, new_id
 from a2a_core.server.backend import Backend, InMemoryBackend, Service
@@ -71,7 +68,6 @@ from a2a_core.types import (
     TaskPushNotificationConfig,
     TaskState,
 )
-from a2a_core.versions import DEFAULT_VERSIONS
 
 __all__ = ["A2AServer", "AuthorizeTask", "ExtendedCard", "Service"]
 
@@ -99,6 +95,8 @@ class A2AServer:
         agent: The agent (see :mod:`a2a_core.server.agent`).
         card: The public agent card (``supported_interfaces`` may be empty: filled in).
         base_url: Public URL of the mount point; or set per request by the adapter.
+        protocol: How the protocol is served: paths, card caching, versions, limits, error
+            statuses (:class:`~a2a_core.protocol.ProtocolOptions`; its defaults when ``None``).
         backend: Where the state lives and what runs beside the server to keep it
             (:class:`~a2a_core.server.backend.InMemoryBackend` by default; see
             :class:`~a2a_core.server.backend.Backend`).
@@ -113,7 +111,6 @@ class A2AServer:
         keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
-        Other options are those of :class:`~a2a_core.protocol.ServerProtocol`.
     """
 
     def __init__(
@@ -122,46 +119,26 @@ class A2AServer:
         *,
         card: AgentCard,
         base_url: str | None = None,
-        card_path: str | None = "/.well-known/agent-card.json",
-        jsonrpc_path: str | None = "/",
-        rest_path: str | None = "",
-        card_cache_control: str = "public, max-age=300",
-        legacy_card_fields: bool = False,
-        metadata: Mapping[str, Any] | None = None,
+        protocol: ProtocolOptions | None = None,
         authorize_task: AuthorizeTask | None = None,
         extensions: Sequence[Extension] = (),
         extended_card: ExtendedCard | None = None,
         extended_card_for_anonymous: bool = False,
-        versions: Sequence[str] = DEFAULT_VERSIONS,
-        strict_versions: bool = False,
         resubscribe_timeout: float = 60.0,
         keep_alive_interval: float = 15.0,
         last_modified: _dt.datetime | None = None,
-        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         backend: Backend | None = None,
         push_allow_hosts: Sequence[str] = (),
         push_allow_private: bool = False,
-        error_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
-        rest_content_type: str = JSON_CONTENT_TYPE,
     ) -> None:
         self.protocol = ServerProtocol(
             card,
             last_modified=last_modified or _dt.datetime.now(_dt.UTC),
             base_url=base_url,
-            jsonrpc_path=jsonrpc_path,
-            rest_path=rest_path,
-            card_path=card_path,
-            card_cache_control=card_cache_control,
-            legacy_card_fields=legacy_card_fields,
-            versions=versions,
-            strict_versions=strict_versions,
+            options=protocol or ProtocolOptions(),
             extensions=[ext.declaration for ext in extensions],
             extension_activation=self._activate_extensions if extensions else None,
             extended_card_configured=extended_card is not None,
-            max_body_size=max_body_size,
-            metadata=metadata,
-            error_table=error_table,
-            rest_content_type=rest_content_type,
         )
         self.card = card
         self.extensions = tuple(extensions)
