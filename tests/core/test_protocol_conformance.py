@@ -117,10 +117,10 @@ def test_both_bindings_refuse_the_same_content_types() -> None:
         header = ("Content-Type", content_type)
         rpc_reply = PROTOCOL.receive_request(rpc(GET_TASK, header, V1))
         rest_reply = PROTOCOL.receive_request(http("POST", "/message:send", SEND_V1, header, V1))
-        rpc_refused = isinstance(rpc_reply, Call) is False and (
-            body_of(rpc_reply)["error"]["code"] == -32005
+        rpc_refused = (
+            not isinstance(rpc_reply, Call) and body_of(rpc_reply)["error"]["code"] == -32005
         )
-        rest_refused = isinstance(rest_reply, Call) is False and rest_reply.status == 415
+        rest_refused = not isinstance(rest_reply, Call) and rest_reply.status == 415
         assert rpc_refused is rest_refused is (content_type in REFUSED), content_type
 
 
