@@ -66,7 +66,7 @@ def our_server(base_url: str) -> Any:
     import anyio
 
     from a2a_core.server import A2AServer, TaskContext
-    from a2a_core.server.agent import new_id
+    from a2a_core.server.messages import new_id
     from a2a_core.types import (
         AgentCapabilities,
         AgentCard,

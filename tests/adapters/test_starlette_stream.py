@@ -138,7 +138,7 @@ async def test_a_client_that_disconnects_mid_stream_ends_the_relay_not_the_task(
         yield "second"
 
     server = A2AServer(agent, card=make_card(), base_url="http://testserver")
-    log = server.runtime.events
+    log = server.backend.event_log
     assert isinstance(log, InMemoryEventLog)
     exchange = Exchange(rpc_body("SendStreamingMessage", send_params("go")))
     async with server:

@@ -112,7 +112,7 @@ async def test_shutdown_cancels_running_agents_and_waits_for_them() -> None:
             await started.wait()
         # The server left only after the agent had unwound; the task stays as last written.
         assert unwound == [task["id"]]
-        stored = await server.runtime.store.get(task["id"])
+        stored = await server.backend.store.get(task["id"])
     assert stored is not None
     assert stored.task.status.state.name == "WORKING"
     assert server.runtime.executions == {}

@@ -44,7 +44,7 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from a2a_core.server.backends import A2AServer, Backend, Service, WebhookPushSender
+from a2a_core.server.backends import Backend, ServerHandle, Service, WebhookPushSender
 
 from ._common import LUA_INDEX, REDIS_DOWN, Keys, Script, dedicated_client, logger
 from .events import RedisEventLog
@@ -208,7 +208,7 @@ class RedisBackend:
         return (self.service,)
 
     @contextlib.asynccontextmanager
-    async def service(self, server: A2AServer) -> AsyncIterator[RedisBackend]:
+    async def service(self, server: ServerHandle) -> AsyncIterator[RedisBackend]:
         """Run the replica's background work while ``server`` runs (module docstring).
 
         Nothing here waits for Redis: a replica starts (and serves its card) while Redis is
@@ -283,7 +283,7 @@ class RedisBackend:
         except REDIS_DOWN as exc:
             logger.warning("replica %s could not give up its lease: %s", self.replica_id, exc)
 
-    async def _reap_loop(self, server: A2AServer, worker: PushWorker | None) -> None:
+    async def _reap_loop(self, server: ServerHandle, worker: PushWorker | None) -> None:
         while True:
             await anyio.sleep(self.reap_interval)
             try:
@@ -294,7 +294,7 @@ class RedisBackend:
             except Exception:
                 logger.exception("reaping dead replicas failed")
 
-    async def reap_once(self, server: A2AServer, worker: PushWorker | None = None) -> bool:
+    async def reap_once(self, server: ServerHandle, worker: PushWorker | None = None) -> bool:
         """Fail the running tasks of one dead replica, if there is one; ``True`` if so."""
         claim_ms = int(max(self.lease_ttl, 5.0) * 1000)
         found = await self._claim(
@@ -329,7 +329,7 @@ class RedisBackend:
         await self._release(keys=[self.keys.replicas], args=[dead, self.keys.prefix, "1"])
         return True
 
-    async def _fail_lost(self, server: A2AServer, dead: str, task_id: str) -> None:
+    async def _fail_lost(self, server: ServerHandle, dead: str, task_id: str) -> None:
         stored = await self.store.get(task_id)
         if stored is None or stored.task.status.state not in RUNNING_STATES:
             await self.redis.srem(self.keys.owned(dead), task_id)
@@ -339,7 +339,7 @@ class RedisBackend:
 
     # -- cancel across replicas ----------------------------------------------------------
 
-    async def _closed_listener(self, server: A2AServer) -> None:
+    async def _closed_listener(self, server: ServerHandle) -> None:
         delay = 0.05
         while True:
             client = dedicated_client(self.redis)
@@ -364,7 +364,7 @@ class RedisBackend:
                     await client.aclose()
 
     @staticmethod
-    def _on_closed(server: A2AServer, task_id: str) -> None:
+    def _on_closed(server: ServerHandle, task_id: str) -> None:
         # Finished by someone else (a cancel, or a reaper): stop the agent here, if any.
         if server.cancel_local_execution(task_id):
             logger.info("task %s was finished elsewhere; cancelling its agent here", task_id)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import anyio
@@ -33,13 +34,15 @@ logger = logging.getLogger("a2a_core.server")
 class Background:
     """Runs executions in the background and stops them at shutdown."""
 
-    def __init__(self, task_group: TaskGroup) -> None:
+    def __init__(self, task_group: TaskGroup, executions: Mapping[str, Execution]) -> None:
         self._task_group = task_group
+        #: The runtime's registry of running executions (the one place they are recorded).
+        self._executions = executions
         self._loop = running_asyncio_loop()
         # The backend's own cancel scope class: ``anyio.CancelScope()`` looks the backend up
         # at every construction (a few percent of a SendMessage), this class does not.
         self.cancel_scope_class: type[anyio.CancelScope] = type(anyio.CancelScope())
-        self._running: dict[asyncio.Task[None], Execution] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -52,18 +55,18 @@ class Background:
             self._task_group.start_soon(execution.run, self.cancel_scope_class)
             return
         task = self._loop.create_task(execution.run(self.cancel_scope_class))
-        self._running[task] = execution
+        self._tasks.add(task)
         task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
-        self._running.pop(task, None)
+        self._tasks.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
             # Execution.run never raises; if it ever does, say so rather than lose it.
             logger.error("execution failed", exc_info=exc)
 
     async def aclose(self) -> None:
         """Cancel every execution still running and wait until all have ended."""
-        while self._running:
-            for execution in self._running.values():
+        while self._tasks:
+            for execution in list(self._executions.values()):
                 execution.cancel_soon()
-            await asyncio.wait(list(self._running))
+            await asyncio.wait(list(self._tasks))

@@ -38,16 +38,18 @@ from a2a_core.lifecycle import task_view
 from a2a_core.operations import OPERATIONS, Operation
 from a2a_core.protocol import ProtocolOptions, ServerProtocol
 from a2a_core.server._background import Background
-from a2a_core.server.agent import Agent, Invocation, agent_message, new_id
+from a2a_core.server.agent import Agent
 from a2a_core.server.backend import Backend, InMemoryBackend, Service
-from a2a_core.server.context import TaskWriter
 from a2a_core.server.extensions import Extension
 from a2a_core.server.memory_push import PushConfigLimitError
+from a2a_core.server.messages import Invocation, agent_message, new_id
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.runtime import Execution, Runtime
+from a2a_core.server.storage import Storage
 from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery
 from a2a_core.server.streams import EventHook, stream_frames
 from a2a_core.server.webhook_guard import WebhookUrlRefusedError, check_webhook_url
+from a2a_core.server.writes import TaskWriter
 from a2a_core.sse import EventStream
 from a2a_core.types import (
     TERMINAL_STATES,
@@ -155,14 +157,14 @@ class A2AServer:
         push_sender = self.backend.push_sender
         self._own_push_sender = push_sender is None and self.push_enabled
         self.services = tuple(self.backend.services)
-        self.runtime = Runtime(
-            agent=agent,
+        self.storage = Storage(
             store=self.backend.store,
             events=self.backend.event_log,
             push_configs=self.backend.push_config_store,
             push_sender=push_sender,
             push_enabled=self.push_enabled,
         )
+        self.runtime = Runtime(agent=agent, storage=self.storage)
         self._task_group: TaskGroup | None = None
         self._background: Background | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
@@ -184,11 +186,11 @@ class A2AServer:
                 sender = WebhookPushSender(
                     allow_hosts=self.push_allow_hosts, allow_private=self.push_allow_private
                 )
-                self.runtime.push_sender = await stack.enter_async_context(sender)
+                self.storage.push_sender = await stack.enter_async_context(sender)
             for service in self.services:
                 await stack.enter_async_context(service(self))
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
-            self._background = Background(self._task_group)
+            self._background = Background(self._task_group, self.runtime.executions)
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -235,12 +237,12 @@ class A2AServer:
         Returns whether this call failed it: ``False`` for a task that is missing or already
         terminal, also when another writer finished it meanwhile.
         """
-        stored = await self.runtime.store.get(task_id)
+        stored = await self.storage.store.get(task_id)
         if stored is None or stored.task.status.state in TERMINAL_STATES:
             return False
         task = stored.task
         message = agent_message(text, task_id=task.id, context_id=task.context_id)
-        return await TaskWriter(self.runtime, stored).status(TaskState.FAILED, message)
+        return await TaskWriter(self.storage, stored).status(TaskState.FAILED, message)
 
     def cancel_local_execution(self, task_id: str) -> bool:
         """Stop this server's agent for a task that was finished elsewhere.
@@ -252,7 +254,7 @@ class A2AServer:
         execution = self.runtime.executions.get(task_id)
         if execution is None:
             return False
-        writer = execution.context.writer
+        writer = execution.task.writer
         if writer is not None and writer.task.status.state in TERMINAL_STATES:
             return False
         execution.cancel_soon()
@@ -352,7 +354,7 @@ class A2AServer:
     async def _load(self, call: Call, task_id: str) -> StoredTask:
         """The task ``call`` acts on, if it exists in the call's tenant and ``authorize_task``
         allows the operation's verb; else TaskNotFound, as for a missing task."""
-        stored = await self.runtime.store.get(task_id)
+        stored = await self.storage.store.get(task_id)
         if (
             stored is None
             or stored.tenant != call.tenant
@@ -405,7 +407,7 @@ class A2AServer:
         execution = Execution(
             self.runtime, invocation, eager=eager or existing is not None, loop=background.loop
         )
-        self.runtime.executions[task_id] = execution
+        self.runtime.register(execution)
         background.start(execution)
         return execution
 
@@ -414,7 +416,7 @@ class A2AServer:
             raise execution.error
         if execution.reply_message is not None:
             return SendMessageResponse(message=execution.reply_message)
-        writer = execution.context.writer
+        writer = execution.task.writer
         if writer is None:  # pragma: no cover - run() always creates a task or a reply
             raise InternalError()
         return SendMessageResponse(task=task_view(writer.task, history_length=history_length))
@@ -439,7 +441,7 @@ class A2AServer:
                 (None, StreamResponse(message=execution.reply_message))
             ]
             return self._sse(call, stream, only, None, 0, idle_limit=None)
-        writer = execution.context.writer
+        writer = execution.task.writer
         assert writer is not None
         if execution.invocation.task is None:
             # A new task: its log starts with the task snapshot, so replay it all.
@@ -490,14 +492,14 @@ class A2AServer:
         idle_limit: float | None,
     ) -> SseResponse:
         """The stream's response: its frames come from `stream_frames` (``streams``)."""
-        immediate_log = self.runtime.immediate_log
+        immediate_log = self.storage.immediate_log
         frames = stream_frames(
             stream,
             first,
             task_id,
             after,
-            log=self.runtime.events,
-            lookup=self.runtime.store.get,
+            log=self.storage.events,
+            lookup=self.storage.store.get,
             keep_alive_interval=self.keep_alive_interval,
             idle_limit=idle_limit,
             on_event=self._event_hook(call),
@@ -533,7 +535,7 @@ class A2AServer:
             return await self._authorized(_VERBS[call.operation], task, call)
 
         try:
-            page = await self.runtime.store.list_tasks(
+            page = await self.storage.store.list_tasks(
                 query, visible if self.authorize_task is not None else None
             )
         except InvalidPageTokenError:
@@ -560,9 +562,9 @@ class A2AServer:
                 f"Task is {stored.task.status.state.value} and cannot be canceled"
             )
         execution = self.runtime.executions.get(request.id)
-        writer = execution.context.writer if execution is not None else None
+        writer = execution.task.writer if execution is not None else None
         if writer is None:
-            writer = TaskWriter(self.runtime, stored)
+            writer = TaskWriter(self.storage, stored)
         # CANCELED is written first, so whatever the agent does while it unwinds (or if it
         # ignores cancellation) arrives after a terminal state and is dropped.
         task = await writer.cancel()
@@ -574,7 +576,7 @@ class A2AServer:
 
     async def _push(self, call: Call) -> Any:
         request = call.request
-        configs = self.runtime.push_configs
+        configs = self.storage.push_configs
         assert configs is not None
         if isinstance(request, TaskPushNotificationConfig):
             await self._load(call, request.task_id)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Protocol, TypeAlias
+from typing import Protocol, TypeAlias
 
 from a2a_core.server.events import EventLog
 from a2a_core.server.memory_events import InMemoryEventLog
@@ -25,16 +25,45 @@ from a2a_core.server.memory_store import InMemoryTaskStore
 from a2a_core.server.push import PushConfigStore, PushSender
 from a2a_core.server.store import TaskStore
 
-if TYPE_CHECKING:
-    from a2a_core.server.app import A2AServer
+__all__ = ["Backend", "InMemoryBackend", "ServerHandle", "Service"]
 
-__all__ = ["Backend", "InMemoryBackend", "Service"]
+
+class ServerHandle(Protocol):
+    """What a backend's service may use of the server it runs beside (`A2AServer` is one).
+
+    The settings a backend's own push delivery must honour, and the two operations a shared
+    backend needs (see `a2a_core.server.backends`).
+    """
+
+    @property
+    def push_enabled(self) -> bool:
+        """Whether the card declares push notifications."""
+        ...
+
+    @property
+    def push_allow_hosts(self) -> tuple[str, ...]:
+        """Webhook hosts allowed although private (the SSRF guard's exceptions)."""
+        ...
+
+    @property
+    def push_allow_private(self) -> bool:
+        """Whether webhooks may point at private addresses."""
+        ...
+
+    async def fail_task(self, task_id: str, text: str) -> bool:
+        """Fail a task that can no longer finish (see `A2AServer.fail_task`)."""
+        ...
+
+    def cancel_local_execution(self, task_id: str) -> bool:
+        """Stop the agent running here for a task finished elsewhere."""
+        ...
+
 
 #: Something that runs beside the server for as long as it runs: called with the server when
 #: it starts, the context manager it returns is entered before the server's task group and
 #: left after it (so after running agents were cancelled). Networked backends use it for
 #: their connections and background work (see ``a2a_redis``).
-Service: TypeAlias = Callable[["A2AServer"], AbstractAsyncContextManager[object]]
+Service: TypeAlias = Callable[[ServerHandle], AbstractAsyncContextManager[object]]
 
 
 class Backend(Protocol):

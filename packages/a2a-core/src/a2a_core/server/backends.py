@@ -17,8 +17,9 @@ in one place:
   `PushConfigLimitError`;
 - the **page tokens** of ListTasks (`make_token`, `read_token`, `query_scope`,
   `status_micros`, `NO_TIMESTAMP`), so that every store pages the same way;
-- `Service`, how a backend runs its background work under the server's lifespan, and
-  `WebhookPushSender`, the delivery a backend may wrap;
+- `Service`, how a backend runs its background work under the server's lifespan, given a
+  `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
+  delivery a backend may wrap;
 - the **server operations** a shared backend needs, as methods of `A2AServer`:
   `A2AServer.fail_task` (fail a task whose replica was lost) and
   `A2AServer.cancel_local_execution` (stop the agent running here for a task finished on
@@ -28,7 +29,7 @@ in one place:
 from __future__ import annotations
 
 from a2a_core.server.app import A2AServer
-from a2a_core.server.backend import Backend, InMemoryBackend, Service
+from a2a_core.server.backend import Backend, InMemoryBackend, ServerHandle, Service
 from a2a_core.server.events import EventLog, EventLogClosedError, ImmediateEventLog, LoggedEvent
 from a2a_core.server.page_tokens import (
     NO_TIMESTAMP,
@@ -69,6 +70,7 @@ __all__ = [
     "PushConfigStore",
     "PushSender",
     "PushTarget",
+    "ServerHandle",
     "Service",
     "StoredTask",
     "TaskExistsError",

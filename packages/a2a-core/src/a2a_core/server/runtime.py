@@ -1,7 +1,7 @@
 """Running agents (L2): the shared runtime state and one execution per incoming message.
 
-:class:`Runtime` holds what every execution shares (store, event log, push, the registry of
-running executions) and creates tasks. :class:`Execution` runs the agent for one message in
+:class:`Runtime` holds what every execution shares (the agent, the storage, the registry of
+running executions). :class:`Execution` runs the agent for one message in
 the server's background (``_background``), detached from the request that started it: a client
 that goes away never cancels or corrupts a task. The request only waits on the execution's
 signals (task created, result ready, settled).
@@ -13,36 +13,27 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import msgspec
 
-from a2a_core.errors import A2AError, UnsupportedOperationError
+from a2a_core.errors import A2AError
 from a2a_core.lifecycle import ends_wait
 from a2a_core.server._sync import Signal
-from a2a_core.server.agent import (
-    Agent,
-    AuthRequired,
-    InputRequired,
-    Invocation,
-    agent_message,
-)
-from a2a_core.server.context import TaskContext, TaskWriter, utc_now
-from a2a_core.server.events import EventLog, ImmediateEventLog
-from a2a_core.server.memory_push import InMemoryPushConfigStore
-from a2a_core.server.push import PushConfigStore, PushSender
-from a2a_core.server.store import ImmediateTaskStore, LoggedTaskStore, StoredTask, TaskStore
+from a2a_core.server.agent import Agent, AuthRequired, InputRequired
+from a2a_core.server.context import TaskContext
+from a2a_core.server.messages import Invocation, agent_message
+from a2a_core.server.storage import Storage
+from a2a_core.server.store import StoredTask
+from a2a_core.server.writes import TaskHandle, TaskWriter
 from a2a_core.types import (
     TERMINAL_STATES,
     Artifact,
     Message,
     Part,
-    StreamResponse,
     Task,
     TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
 )
 
 __all__ = ["Execution", "Runtime"]
@@ -61,42 +52,20 @@ _EXHAUSTED = _Exhausted()
 
 
 class Runtime:
-    """State shared by all executions of one server."""
+    """What every execution of one server shares: the agent, the storage, and the registry of
+    running executions (one per task at most: a follow-up waits for the agent to finish)."""
 
-    def __init__(
-        self,
-        *,
-        agent: Agent,
-        store: TaskStore,
-        events: EventLog,
-        push_configs: PushConfigStore | None,
-        push_sender: PushSender | None,
-        push_enabled: bool,
-    ) -> None:
+    def __init__(self, *, agent: Agent, storage: Storage) -> None:
         self.agent = agent
-        self.store = store
-        self.events = events
-        self.push_configs = push_configs
-        self.push_sender = push_sender
-        self.push_enabled = push_enabled
+        self.storage = storage
+        #: The executions running now, by task id: registered by `register`, removed by the
+        #: execution itself when it ends.
         self.executions: dict[str, Execution] = {}
         self._agent_kind: tuple[Agent, str] | None = None
-        self._immediate: tuple[ImmediateTaskStore, ImmediateEventLog] | None = None
-        #: The event log, when it is immediate (see ``ImmediateEventLog``).
-        self.immediate_log = events if isinstance(events, ImmediateEventLog) else None
-        if isinstance(store, ImmediateTaskStore) and isinstance(events, ImmediateEventLog):
-            self._immediate = (store, events)
 
-    def immediate(self, task_id: str) -> tuple[ImmediateTaskStore, ImmediateEventLog] | None:
-        """The store and log, when a change of this task can be recorded without waiting:
-        both are immediate (see :class:`~a2a_core.server.store.ImmediateTaskStore`) and the
-        task has no webhook to hand the change to."""
-        immediate = self._immediate
-        if immediate is not None and self.push_sender is not None:
-            configs = self.push_configs
-            if not isinstance(configs, InMemoryPushConfigStore) or configs.has_targets(task_id):
-                return None
-        return immediate
+    def register(self, execution: Execution) -> None:
+        """Record ``execution`` as its task's running execution, until it ends."""
+        self.executions[execution.task_id] = execution
 
     def agent_kind(self) -> str:
         """How to call the agent: ``generator``, ``coroutine`` or ``sync`` (cached: the
@@ -115,90 +84,6 @@ class Runtime:
             cached = self._agent_kind = (agent, kind)
         return cached[1]
 
-    @property
-    def logged_store(self) -> LoggedTaskStore | None:
-        """The store, when it keeps this runtime's event log itself (see
-        :class:`~a2a_core.server.store.LoggedTaskStore`): events are then appended and
-        tasks written in one step."""
-        store = self.store
-        if getattr(store, "event_log", None) is self.events:
-            return cast(LoggedTaskStore, store)
-        return None
-
-    async def materialize(self, invocation: Invocation) -> TaskWriter:
-        """Create the task of a new message (SUBMITTED, the message in its history), or record
-        a follow-up message on an existing task (which moves to WORKING)."""
-        call = invocation.call
-        if invocation.task is None:
-            task = Task(
-                id=invocation.task_id,
-                context_id=invocation.context_id,
-                status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
-                history=[invocation.message],
-            )
-            config = invocation.configuration
-            immediate = self.immediate(task.id)
-            if immediate is not None and (
-                config is None or config.task_push_notification_config is None
-            ):
-                store, log = immediate
-                seq = log.append_now(task.id, StreamResponse(task=task))
-                stored = store.create_now(task, tenant=call.tenant, last_seq=seq)
-                if store.evictions_pending:
-                    await store.notify_evicted()
-                return TaskWriter(self, stored)
-            with anyio.CancelScope(shield=True):
-                logged = self.logged_store
-                if logged is not None:
-                    stored = await logged.create_logged(
-                        task, StreamResponse(task=task), tenant=call.tenant
-                    )
-                else:
-                    seq = await self.events.append(task.id, StreamResponse(task=task))
-                    stored = await self.store.create(task, tenant=call.tenant, last_seq=seq)
-                await self._register_push(invocation)
-            return TaskWriter(self, stored)
-        existing = await self.store.get(invocation.task_id)
-        if existing is None:  # evicted between the check and now
-            raise UnsupportedOperationError("The task is no longer available")
-        writer = TaskWriter(self, existing)
-        message = invocation.message
-
-        def record_message(task: Task) -> Task:
-            history = list(task.history)
-            if task.status.message is not None:
-                history.append(task.status.message)  # the question before its answer
-            history.append(message)
-            status = msgspec.structs.replace(task.status, message=None)
-            return msgspec.structs.replace(task, history=history, status=status)
-
-        update = TaskStatusUpdateEvent(
-            task_id=existing.task.id,
-            context_id=existing.task.context_id,
-            status=TaskStatus(state=TaskState.WORKING, timestamp=utc_now()),
-        )
-        await writer.emit(StreamResponse(status_update=update), before=record_message)
-        await self._register_push(invocation)
-        return writer
-
-    async def _register_push(self, invocation: Invocation) -> None:
-        config = invocation.configuration
-        webhook = config.task_push_notification_config if config is not None else None
-        if webhook is None or not self.push_enabled or self.push_configs is None:
-            return
-        await self.push_configs.set(
-            msgspec.structs.replace(webhook, task_id=invocation.task_id),
-            legacy_v0_3=invocation.call.dialect == "0.3",
-        )
-
-    async def notify_push(self, task: Task, event: StreamResponse) -> None:
-        """Hand an event to push delivery when the task has webhooks."""
-        if self.push_sender is None or self.push_configs is None:
-            return
-        targets = await self.push_configs.targets(task.id)
-        if targets:
-            await self.push_sender.deliver(targets, event, task)
-
 
 class Execution:
     """The agent handling one message, run in the background (see the module docstring)."""
@@ -213,8 +98,10 @@ class Execution:
     ) -> None:
         self.runtime = runtime
         self.invocation = invocation
-        self.context = TaskContext(runtime, invocation)
-        self.context.on_materialized = self._watch
+        #: The task, created on first use (by the agent's first report or by the execution).
+        self.task = TaskHandle(runtime.storage, invocation)
+        self.task.on_created = self._watch
+        self.context = TaskContext(self.task, invocation)
         self._eager = eager
         # Created when the execution starts; a cancel that comes first is remembered.
         self._scope: anyio.CancelScope | None = None
@@ -240,19 +127,17 @@ class Execution:
         """Run the agent to the end; never raises (failures go to the task and the log).
 
         ``scope_class`` makes the cancel scope (the backend's own class saves a lookup)."""
-        runtime = self.runtime
-        runtime.executions[self.task_id] = self
         self._scope = scope = scope_class()
         if self._cancel_requested:
             scope.cancel()
         try:
             with scope:
                 if self._eager:
-                    await self._ensure_task()
+                    await self.task.ensure()
                 result = await self._invoke()
                 await self._finish(result)
         except A2AError as exc:
-            if self.context.writer is None:
+            if self.task.writer is None:
                 self.error = exc
             else:
                 await self._fail(exc)
@@ -260,7 +145,9 @@ class Execution:
             logger.exception("agent raised while handling task %s", self.task_id)
             await self._fail(exc)
         finally:
-            runtime.executions.pop(self.task_id, None)
+            executions = self.runtime.executions
+            if executions.get(self.task_id) is self:
+                del executions[self.task_id]
             self.started.set()
             self.settled.set()
             self.done.set()
@@ -270,14 +157,6 @@ class Execution:
         self._cancel_requested = True
         if self._scope is not None:
             self._scope.cancel()
-
-    async def _ensure_task(self) -> TaskWriter:
-        writer = self.context.writer
-        if writer is None:
-            await self.context._ensure_task()
-            writer = self.context.writer
-            assert writer is not None
-        return writer
 
     def _watch(self, writer: TaskWriter) -> None:
         def on_change(task: Task) -> None:
@@ -336,12 +215,12 @@ class Execution:
         if result is _EXHAUSTED:
             # A generator that ran to its end completes the task, even after yielding a
             # working status message; unless it already interrupted or ended it by hand.
-            writer = await self._ensure_task()
+            writer = await self.task.ensure()
             if not ends_wait(writer.task.status.state):
                 await ctx.complete()
             return
         if isinstance(result, Message):
-            if ctx.writer is None:
+            if self.task.writer is None:
                 reply = agent_message(result, context_id=ctx.context_id)
                 if reply.task_id == ctx.task_id:
                     # No task was created, so the reply must not point at one (the context's
@@ -360,19 +239,19 @@ class Execution:
             await ctx.auth_required(result.message)
             return
         if result is None:
-            writer = await self._ensure_task()
+            writer = await self.task.ensure()
             if writer.task.status.state is TaskState.SUBMITTED:
                 await ctx.complete()
             return  # WORKING: left open, to be finished elsewhere; else already settled
         if isinstance(result, str | Part | Artifact | Sequence):
-            await ctx._answer(result)
+            await self.task.answer(result)
             return
         raise TypeError(f"an agent cannot return a {type(result).__name__}")
 
     async def _fail(self, exc: BaseException) -> None:
         with anyio.CancelScope(shield=True):
             try:
-                writer = await self._ensure_task()
+                writer = await self.task.ensure()
                 if writer.task.status.state not in TERMINAL_STATES:
                     await writer.status(TaskState.FAILED, self.context.agent_message(FAILURE_TEXT))
             except Exception:
