@@ -94,7 +94,7 @@ def test_the_runtime_modules_import_each_other_without_a_circle() -> None:
 
     def visit(module: str, path: tuple[str, ...]) -> None:
         if module in path:
-            cycle = path[path.index(module) :] + (module,)
+            cycle = (*path[path.index(module) :], module)
             pytest.fail("import circle: " + " -> ".join(cycle))
         if module in done:
             return

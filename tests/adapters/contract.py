@@ -372,12 +372,21 @@ class Live:
         return await self.stream("POST", "/", rpc_body(method, params, id), **kw)
 
     async def wait_for_state(
-        self, task_id: str, state: str, *, version: str = "1.0", timeout: float = 10
+        self,
+        task_id: str,
+        state: str,
+        *,
+        version: str = "1.0",
+        timeout: float = 10,
+        headers: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        """Poll GetTask until the task reaches ``state``; return the task."""
+        """Poll GetTask until the task reaches ``state``; return the task (``headers``: as
+        the caller that owns it)."""
         with anyio.fail_after(timeout):
             while True:
-                task: dict[str, Any] = await self.result("GetTask", {"id": task_id})
+                task: dict[str, Any] = await self.result(
+                    "GetTask", {"id": task_id}, headers=headers
+                )
                 if task["status"]["state"] == state:
                     return task
                 await anyio.sleep(0.01)

@@ -141,7 +141,7 @@ async def test_streams_and_disconnects_through_middleware(mounted: Harness) -> N
             chunk = await s.next_data()
         task_id = first.data["result"]["task"]["id"]
         gate.set()
-        task = await live.wait_for_state(task_id, "TASK_STATE_COMPLETED")
+        task = await live.wait_for_state(task_id, "TASK_STATE_COMPLETED", headers=user)
         whole = await live.stream_rpc("SendStreamingMessage", send_params(mid="m2"), headers=user)
     assert chunk.data["result"]["artifactUpdate"]["artifact"]["parts"] == [{"text": "for lee"}]
     assert [p["text"] for p in task["artifacts"][0]["parts"]] == ["for lee", "more"]

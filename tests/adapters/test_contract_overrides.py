@@ -121,7 +121,10 @@ async def test_authorization_denials_look_like_missing_tasks(harness: Harness) -
         asked.append(operation)
         return owners.get(task.id) == call.identity
 
-    server = A2AServer(agent, card=make_card(push=True), authorize_task=only_the_owner)
+    # Ownership off, so that the hook alone decides (and is asked for every verb).
+    server = A2AServer(
+        agent, card=make_card(push=True), authorize_task=only_the_owner, task_owner=None
+    )
     alice, bob = {"x-user": "alice"}, {"x-user": "bob"}
     async with harness.serve(server, middleware=from_headers) as live:
         task = (await live.result("SendMessage", send_params(), headers=alice))["task"]
@@ -162,3 +165,33 @@ async def test_authorization_denials_look_like_missing_tasks(harness: Harness) -
     assert alice_list["totalSize"] == 1
     assert still["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"  # bob changed nothing
     assert {"get", "cancel", "subscribe", "send", "push_set", "push_list", "list"} <= set(asked)
+
+
+async def test_tasks_belong_to_their_caller_by_default(harness: Harness) -> None:
+    """No hook, no option: the identity middleware sets is the owner of the tasks it makes."""
+    server = A2AServer(lambda ctx: InputRequired("more?"), card=make_card(push=True))
+    alice, bob = {"x-user": "alice"}, {"x-user": "bob"}
+    async with harness.serve(server, middleware=from_headers) as live:
+        tid = (await live.result("SendMessage", send_params(), headers=alice))["task"]["id"]
+        rpc_errors = [
+            await live.error("GetTask", {"id": tid}, headers=bob),
+            await live.error("CancelTask", {"id": tid}, headers=bob),
+            await live.error("SubscribeToTask", {"id": tid}, headers=bob),
+            await live.error("SendMessage", send_params(task_id=tid, mid="m2"), headers=bob),
+            await live.error("ListTaskPushNotificationConfigs", {"taskId": tid}, headers=bob),
+            await live.error("tasks/get", {"id": tid}, headers=bob, version="0.3"),
+            await live.error("GetTask", {"id": tid}),  # anonymous
+        ]
+        rest_replies = [
+            await live.rest("GET", f"/tasks/{tid}", headers=bob),
+            await live.rest("POST", f"/tasks/{tid}:cancel", headers=bob),
+            await live.rest("GET", f"/tasks/{tid}:subscribe", headers=bob),
+            await live.rest("GET", f"/v1/tasks/{tid}", headers=bob, version=None),
+        ]
+        bob_list = await live.result("ListTasks", {}, headers=bob)
+        alice_list = await live.result("ListTasks", {}, headers=alice)
+        still = await live.result("GetTask", {"id": tid}, headers=alice)
+    assert {e["code"] for e in rpc_errors} == {-32001}
+    assert {r.status_code for r in rest_replies} == {404}
+    assert bob_list["totalSize"] == 0 and alice_list["totalSize"] == 1
+    assert still["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"

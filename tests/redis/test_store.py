@@ -365,3 +365,45 @@ async def test_logged_writes_append_and_save_in_one_step(redis: Redis, prefix: s
     with pytest.raises(TaskExistsError):
         await store.create_logged(task, StreamResponse(task=task))
     assert (await store.get("t")).last_seq == 3  # type: ignore[union-attr]
+
+
+async def test_owners_are_stored_listed_by_index_and_dropped_with_the_task(
+    redis: Redis, prefix: str
+) -> None:
+    store, other_replica = (RedisTaskStore(redis, prefix=prefix) for _ in range(2))
+    for i in range(3):
+        await store.create(make_task(f"a{i}", at=T0 + dt.timedelta(seconds=i)), owner="alice")
+    await store.create(make_task("b0", context_id="ctx-b"), owner="bob")
+    await store.create(make_task("anon"))  # the anonymous owner, ""
+    got = await other_replica.get("a1")
+    assert got is not None and got.owner == "alice"
+    # A save keeps the owner and moves the task in the owner's state indexes too.
+    done = msgspec.structs.replace(
+        got.task, status=TaskStatus(state=TaskState.COMPLETED, timestamp=T0)
+    )
+    saved = await other_replica.save(done, expected_version=got.version, last_seq=1)
+    assert saved.owner == "alice"
+
+    first = await store.list_tasks(TaskQuery(owner="alice", page_size=2))
+    rest = await store.list_tasks(
+        TaskQuery(owner="alice", page_size=2, page_token=first.next_page_token)
+    )
+    alice_done = await store.list_tasks(TaskQuery(owner="alice", state=TaskState.COMPLETED))
+    bob_in_ctx = await store.list_tasks(TaskQuery(owner="bob", context_id="ctx-b"))
+    alice_in_bobs_ctx = await store.list_tasks(TaskQuery(owner="alice", context_id="ctx-b"))
+    anonymous = await store.list_tasks(TaskQuery(owner=""))
+    everyone = await store.list_tasks(TaskQuery())
+    assert first.total_size == 3 and [t.id for t in first.tasks + rest.tasks] == ["a2", "a1", "a0"]
+    assert [t.id for t in alice_done.tasks] == ["a1"] and alice_done.total_size == 1
+    assert [t.id for t in bob_in_ctx.tasks] == ["b0"] and alice_in_bobs_ctx.total_size == 0
+    assert [t.id for t in anonymous.tasks] == ["anon"]
+    assert everyone.total_size == 5
+    with pytest.raises(InvalidPageTokenError):  # a token is bound to its owner
+        await store.list_tasks(TaskQuery(owner="bob", page_token=first.next_page_token))
+
+    for task_id in ("a0", "a1", "a2"):
+        await store.delete(task_id)
+    for state in ("", TaskState.WORKING.value, TaskState.COMPLETED.value):
+        for ctx in ("", "ctx"):
+            assert await redis.zcard(store.keys.index("", ctx, state, "alice")) == 0
+    assert (await store.list_tasks(TaskQuery(owner="bob"))).total_size == 1

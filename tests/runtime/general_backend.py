@@ -37,8 +37,10 @@ class GeneralStore:
     async def get(self, task_id: str) -> StoredTask | None:
         return await self._inner.get(task_id)
 
-    async def create(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
-        return await self._inner.create(task, tenant=tenant, last_seq=last_seq)
+    async def create(
+        self, task: Task, *, tenant: str = "", owner: str = "", last_seq: int = 0
+    ) -> StoredTask:
+        return await self._inner.create(task, tenant=tenant, owner=owner, last_seq=last_seq)
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         return await self._inner.save(task, expected_version=expected_version, last_seq=last_seq)

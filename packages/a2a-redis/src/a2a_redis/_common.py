@@ -173,12 +173,17 @@ class Keys:
         """The replica's notifier wake-up stream."""
         return f"{self.prefix}wake:{replica}"
 
-    def index(self, tenant: str, context_id: str = "", state: str = "") -> str:
-        """A ListTasks index: of a tenant, optionally narrowed to a context and/or a state.
+    def index(
+        self, tenant: str, context_id: str = "", state: str = "", owner: str | None = None
+    ) -> str:
+        """A ListTasks index: of a tenant, optionally narrowed to an owner (the anonymous
+        owner ``""`` included; ``None``: every owner), a context and/or a state.
 
         Must match ``index_key`` in :data:`LUA_INDEX` exactly.
         """
         key = f"{self.prefix}ix:{_part(tenant)}"
+        if owner is not None:
+            key += f":u{_part(owner)}"
         if context_id:
             key += f":c{_part(context_id)}"
         if state:
@@ -190,27 +195,34 @@ class Keys:
 #: (``#s`` is the length in bytes, as ``len(s.encode())`` in :meth:`Keys.index`.)
 LUA_INDEX: Final = r"""
 local function part(s) return #s .. ':' .. s end
-local function index_key(p, tenant, ctx, state)
+-- user: the task's owner (a string, '' for the anonymous owner), or false for every owner
+local function index_key(p, tenant, ctx, state, user)
   local key = p .. 'ix:' .. part(tenant)
+  if user then key = key .. ':u' .. part(user) end
   if ctx ~= '' then key = key .. ':c' .. part(ctx) end
   if state ~= '' then key = key .. ':s' .. state end
   return key
 end
-local function index_keys(p, tenant, ctx, state)
-  local keys = {index_key(p, tenant, '', ''), index_key(p, tenant, '', state)}
-  if ctx ~= '' then
-    keys[3] = index_key(p, tenant, ctx, '')
-    keys[4] = index_key(p, tenant, ctx, state)
+-- Every index a task is in: its tenant's and its owner's, each narrowed by context, state.
+local function index_keys(p, tenant, ctx, state, user)
+  local keys = {}
+  for _, u in ipairs({false, user or false}) do
+    keys[#keys + 1] = index_key(p, tenant, '', '', u)
+    keys[#keys + 1] = index_key(p, tenant, '', state, u)
+    if ctx ~= '' then
+      keys[#keys + 1] = index_key(p, tenant, ctx, '', u)
+      keys[#keys + 1] = index_key(p, tenant, ctx, state, u)
+    end
   end
   return keys
 end
-local function index_add(p, tenant, ctx, state, member)
-  for _, key in ipairs(index_keys(p, tenant, ctx, state)) do
+local function index_add(p, tenant, ctx, state, member, user)
+  for _, key in ipairs(index_keys(p, tenant, ctx, state, user)) do
     redis.call('ZADD', key, 0, member)
   end
 end
-local function index_remove(p, tenant, ctx, state, member)
-  for _, key in ipairs(index_keys(p, tenant, ctx, state)) do
+local function index_remove(p, tenant, ctx, state, member, user)
+  for _, key in ipairs(index_keys(p, tenant, ctx, state, user)) do
     redis.call('ZREM', key, member)
   end
 end
@@ -249,8 +261,8 @@ end
 -- Forget a task entirely: indexes, ownership, expiry entry, log and webhooks.
 local function drop_task(p, id)
   local key = p .. 'task:' .. id
-  local cur = redis.call('HMGET', key, 't', 'c', 's', 'x', 'o')
-  if cur[4] then index_remove(p, cur[1], cur[2], cur[3], cur[4]) end
+  local cur = redis.call('HMGET', key, 't', 'c', 's', 'x', 'o', 'u')
+  if cur[4] then index_remove(p, cur[1], cur[2], cur[3], cur[4], cur[6]) end
   if cur[5] then redis.call('SREM', p .. 'owned:' .. cur[5], id) end
   redis.call('DEL', key, p .. 'log:' .. id, p .. 'push:' .. id)
   redis.call('ZREM', p .. 'expiring', id)

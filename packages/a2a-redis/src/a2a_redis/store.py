@@ -10,11 +10,12 @@ ListTasks order is newest status first, then task id, both descending. Each task
 index member ``{status time, 16 hex digits}:{task id}``; members sort as the order wants,
 so the indexes are sorted sets whose scores are all 0 and which are read by member range
 (``ZREVRANGEBYLEX``). There is one index per tenant, per tenant and state, per tenant and
-context, and per tenant, context and state: every combination of ListTasks filters reads
-exactly one index, ``statusTimestampAfter`` is the lower end of the member range and the
-page cursor its upper end, so a page costs O(log n + page) and ``totalSize`` one
-``ZLEXCOUNT`` (O(log n)), whatever the number of tasks. Only an ``authorize_task`` filter
-has to look at every candidate (as with the in-memory store).
+context, and per tenant, context and state, and the same four again per tenant and owner
+(the caller that created the task, for ListTasks of an owner): every combination of
+ListTasks filters reads exactly one index, ``statusTimestampAfter`` is the lower end of
+the member range and the page cursor its upper end, so a page costs O(log n + page) and
+``totalSize`` one ``ZLEXCOUNT`` (O(log n)), whatever the number of tasks. Only an
+``authorize_task`` filter has to look at every candidate (as with the in-memory store).
 
 Terminal tasks expire ``ttl`` seconds after they finished: the script that writes the
 terminal state puts the task in ``P expiring``; every replica's backend sweeps what has
@@ -88,10 +89,11 @@ _CREATE: Final = (
     LUA_INDEX
     + r"""
 -- KEYS[1] task; ARGV[1] {prefix, id, tenant, ctx, state, member, last_seq, running (0/1),
---   ttl_ms (-1: none), owner, token, maxlen}; ARGV[2] the task; ARGV[3] an event to append
---   first, whose seq is then last_seq ('': none)
+--   ttl_ms (-1: none), owner (the replica), token, maxlen, user (the caller's owner key)};
+--   ARGV[2] the task; ARGV[3] an event to append first, whose seq is then last_seq
+--   ('': none)
 -- -> {1, last_seq} created; {0} the id is taken; {-2} the log is closed
-local p, id, tenant, ctx, state, member, seq, running, ttl, owner, token, maxlen =
+local p, id, tenant, ctx, state, member, seq, running, ttl, owner, token, maxlen, user =
   unpack(cmsgpack.unpack(ARGV[1]))
 if redis.call('EXISTS', KEYS[1]) == 1 then
   local mine = redis.call('HMGET', KEYS[1], 'w', 'q')
@@ -103,8 +105,8 @@ if ARGV[3] ~= '' then
   if seq < 0 then return {-2} end
 end
 redis.call('HSET', KEYS[1], 'b', ARGV[2], 'v', 1, 'q', seq, 't', tenant, 'c', ctx,
-           's', state, 'x', member, 'w', token)
-index_add(p, tenant, ctx, state, member)
+           's', state, 'x', member, 'w', token, 'u', user)
+index_add(p, tenant, ctx, state, member, user)
 if running == 1 and owner ~= '' then
   redis.call('SADD', p .. 'owned:' .. owner, id)
   redis.call('HSET', KEYS[1], 'o', owner)
@@ -122,16 +124,16 @@ _SAVE: Final = (
 --   webhook configs), close (a terminal write: the log's retention in ms, -1 for none;
 --   -2: leave the log alone), maxlen}; ARGV[2] the task; ARGV[3] an event to append in
 --   the same step, whose seq is then last_seq ('': none)
--- -> {1, version, tenant, last_seq[, push configs]} written; {0, version} someone else
+-- -> {1, version, tenant, last_seq, owner key[, push configs]} written; {0, version} someone else
 --    wrote; {-1, 0} the task is gone; {-2, version} the log is closed
 local p, id, expected, seq, ctx, state, member, running, ttl, owner, token, with_push,
       close, maxlen = unpack(cmsgpack.unpack(ARGV[1]))
-local cur = redis.call('HMGET', KEYS[1], 'v', 't', 'c', 's', 'x', 'o', 'w', 'q')
+local cur = redis.call('HMGET', KEYS[1], 'v', 't', 'c', 's', 'x', 'o', 'w', 'q', 'u')
 if not cur[1] then return {-1, 0} end
 local v = tonumber(cur[1])
 if v ~= expected then
   if v == expected + 1 and cur[7] == token then  -- our retried save
-    return {1, v, cur[2], tonumber(cur[8])}
+    return {1, v, cur[2], tonumber(cur[8]), cur[9] or ''}
   end
   return {0, v}
 end
@@ -141,8 +143,8 @@ if ARGV[3] ~= '' then
 end
 local tenant = cur[2]
 if cur[3] ~= ctx or cur[4] ~= state or cur[5] ~= member then
-  index_remove(p, tenant, cur[3], cur[4], cur[5])
-  index_add(p, tenant, ctx, state, member)
+  index_remove(p, tenant, cur[3], cur[4], cur[5], cur[9])
+  index_add(p, tenant, ctx, state, member, cur[9])
 end
 redis.call('HSET', KEYS[1], 'b', ARGV[2], 'v', v + 1, 'q', seq, 'c', ctx, 's', state,
            'x', member, 'w', token)
@@ -163,8 +165,8 @@ else
   redis.call('ZREM', p .. 'expiring', id)
 end
 if close >= -1 then close_log(p, id, close) end
-local out = {1, v + 1, tenant, seq}
-if with_push == 1 then out[5] = redis.call('HGETALL', p .. 'push:' .. id) end
+local out = {1, v + 1, tenant, seq, cur[9] or ''}
+if with_push == 1 then out[6] = redis.call('HGETALL', p .. 'push:' .. id) end
 return out
 """
 )
@@ -263,8 +265,8 @@ class RedisTaskStore(TaskStore):
     async def get(self, task_id: str) -> StoredTask | None:
         """The stored task, or ``None`` when unknown (or swept after its TTL)."""
         try:
-            row = await self.redis.hmget(self.keys.task(task_id), ["b", "v", "q", "t"])
-            blob, version, last_seq, tenant = cast("list[bytes | None]", row)
+            row = await self.redis.hmget(self.keys.task(task_id), ["b", "v", "q", "t", "u"])
+            blob, version, last_seq, tenant, owner = cast("list[bytes | None]", row)
         except REDIS_DOWN as exc:
             raise unavailable(exc, "reading a task") from None
         if blob is None or version is None or last_seq is None or tenant is None:
@@ -274,11 +276,14 @@ class RedisTaskStore(TaskStore):
             version=int(version),
             last_seq=int(last_seq),
             tenant=tenant.decode(),
+            owner=owner.decode() if owner is not None else "",
         )
 
-    async def create(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
+    async def create(
+        self, task: Task, *, tenant: str = "", owner: str = "", last_seq: int = 0
+    ) -> StoredTask:
         """Store a new task at version 1; :class:`TaskExistsError` if the id is taken."""
-        return await self._create_task(task, tenant, last_seq, None)
+        return await self._create_task(task, tenant, owner, last_seq, None)
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """Replace the task if it is still at ``expected_version``, else
@@ -296,10 +301,10 @@ class RedisTaskStore(TaskStore):
         self.event_log = log
 
     async def create_logged(
-        self, task: Task, event: StreamResponse, *, tenant: str = ""
+        self, task: Task, event: StreamResponse, *, tenant: str = "", owner: str = ""
     ) -> StoredTask:
         """:meth:`create`, with ``event`` appended to the task's log in the same script."""
-        return await self._create_task(task, tenant, 0, event)
+        return await self._create_task(task, tenant, owner, 0, event)
 
     async def save_logged(
         self, task: Task, event: StreamResponse, *, expected_version: int
@@ -309,7 +314,7 @@ class RedisTaskStore(TaskStore):
         return await self._save_task(task, expected_version, 0, event)
 
     async def _create_task(
-        self, task: Task, tenant: str, last_seq: int, event: StreamResponse | None
+        self, task: Task, tenant: str, owner: str, last_seq: int, event: StreamResponse | None
     ) -> StoredTask:
         log = self._log_for(event)
         state = task.status.state
@@ -327,6 +332,7 @@ class RedisTaskStore(TaskStore):
                 self.replica_id,
                 os.urandom(8).hex(),  # a str: cmsgpack takes no msgpack bin
                 0 if log is None else log.maxlen,
+                owner,
             )
         )
         args: list[Arg] = [
@@ -343,7 +349,7 @@ class RedisTaskStore(TaskStore):
             raise TaskExistsError(task.id)
         if reply[0] == -2:
             raise EventLogClosedError(f"The event log of task {task.id!r} is closed")
-        return StoredTask(task=task, version=1, last_seq=int(reply[1]), tenant=tenant)
+        return StoredTask(task=task, version=1, last_seq=int(reply[1]), tenant=tenant, owner=owner)
 
     async def _save_task(
         self, task: Task, expected_version: int, last_seq: int, event: StreamResponse | None
@@ -388,16 +394,20 @@ class RedisTaskStore(TaskStore):
             )
         if code == -2:
             raise EventLogClosedError(f"The event log of task {task.id!r} is closed")
-        if self.push_hints is not None and len(reply) > 4:
+        if self.push_hints is not None and len(reply) > 5:
             if len(self.push_hints) > 10_000:  # hints nobody took (a failed write path)
                 self.push_hints.clear()
-            self.push_hints[task.id] = reply[4]
+            self.push_hints[task.id] = reply[5]
         if log is not None and close:
             log.closed_by_store.add(task.id)
             if len(log.closed_by_store) > 10_000:  # never taken: close() was not called
                 log.closed_by_store.clear()
         return StoredTask(
-            task=task, version=int(version), last_seq=int(reply[3]), tenant=bytes(reply[2]).decode()
+            task=task,
+            version=int(version),
+            last_seq=int(reply[3]),
+            tenant=bytes(reply[2]).decode(),
+            owner=bytes(reply[4]).decode(),
         )
 
     def _log_for(self, event: StreamResponse | None) -> RedisEventLog | None:
@@ -423,7 +433,7 @@ class RedisTaskStore(TaskStore):
         if query.page_size < 1:
             raise ValueError("page_size must be at least 1")
         state = "" if query.state is TaskState.UNSPECIFIED else query.state.value
-        index = self.keys.index(query.tenant, query.context_id, state)
+        index = self.keys.index(query.tenant, query.context_id, state, query.owner)
         scope = query_scope(query)
         try:
             secret = await self._token_secret()

@@ -13,6 +13,7 @@ from a2a_core.server.extensions import Extension, TimestampExtension
 from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.memory_store import InMemoryTaskStore
+from a2a_core.server.ownership import TaskOwner, owner_by_identity, owner_key
 from a2a_core.server.push import PushConfigStore, PushSender, PushTarget
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.store import (
@@ -49,9 +50,12 @@ __all__ = [
     "Service",
     "StoredTask",
     "TaskContext",
+    "TaskOwner",
     "TaskPage",
     "TaskQuery",
     "TaskStore",
     "TimestampExtension",
     "WebhookPushSender",
+    "owner_by_identity",
+    "owner_key",
 ]

@@ -43,6 +43,7 @@ from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.extensions import Extension
 from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.messages import Invocation, agent_message, new_id
+from a2a_core.server.ownership import TaskOwner, owner_by_identity
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.runtime import Execution, Runtime
 from a2a_core.server.storage import Storage
@@ -102,7 +103,12 @@ class A2AServer:
         backend: Where the state lives and what runs beside the server to keep it
             (:class:`~a2a_core.server.backend.InMemoryBackend` by default; see
             :class:`~a2a_core.server.backend.Backend`).
-        authorize_task: Authorization hook (see :data:`AuthorizeTask`).
+        task_owner: Who owns a task (see :mod:`a2a_core.server.ownership`): by default the
+            caller's identity, so that another caller's task answers TaskNotFound and
+            ListTasks lists the caller's own; a function of the call for another key, or
+            ``None`` to let every caller act on every task (then tasks record no owner).
+        authorize_task: Authorization hook (see :data:`AuthorizeTask`); with ownership on,
+            both must allow.
         extensions: Runtime extensions; their declarations go into the card.
         extended_card: Served by GetExtendedAgentCard to authenticated callers (a callable
             is given the caller's identity, ``None`` for an anonymous caller).
@@ -122,6 +128,7 @@ class A2AServer:
         card: AgentCard,
         base_url: str | None = None,
         protocol: ProtocolOptions | None = None,
+        task_owner: TaskOwner | None = owner_by_identity,
         authorize_task: AuthorizeTask | None = None,
         extensions: Sequence[Extension] = (),
         extended_card: ExtendedCard | None = None,
@@ -146,6 +153,7 @@ class A2AServer:
         self.extensions = tuple(extensions)
         self.extended_card = extended_card
         self.extended_card_for_anonymous = extended_card_for_anonymous
+        self.task_owner = task_owner
         self.authorize_task = authorize_task
         self.resubscribe_timeout = resubscribe_timeout
         self.keep_alive_interval = keep_alive_interval
@@ -352,12 +360,15 @@ class A2AServer:
         return bool(verdict)
 
     async def _load(self, call: Call, task_id: str) -> StoredTask:
-        """The task ``call`` acts on, if it exists in the call's tenant and ``authorize_task``
-        allows the operation's verb; else TaskNotFound, as for a missing task."""
+        """The task ``call`` acts on, if it exists in the call's tenant, belongs to the caller
+        (with ownership on) and ``authorize_task`` allows the operation's verb; else
+        TaskNotFound, as for a missing task, so a caller learns nothing of others' tasks."""
         stored = await self.storage.store.get(task_id)
+        task_owner = self.task_owner
         if (
             stored is None
             or stored.tenant != call.tenant
+            or (task_owner is not None and stored.owner != task_owner(call))
             or not await self._authorized(_VERBS[call.operation], stored.task, call)
         ):
             raise TaskNotFoundError(metadata={"taskId": task_id[:128]})
@@ -403,6 +414,7 @@ class A2AServer:
             task=existing,
             configuration=request.configuration,
             call=call,
+            owner=self.task_owner(call) if self.task_owner is not None else "",
         )
         execution = Execution(
             self.runtime, invocation, eager=eager or existing is not None, loop=background.loop
@@ -524,6 +536,7 @@ class A2AServer:
         page_size = request.page_size or DEFAULT_PAGE_SIZE
         query = TaskQuery(
             tenant=call.tenant,
+            owner=self.task_owner(call) if self.task_owner is not None else None,
             context_id=request.context_id,
             state=request.status,
             status_timestamp_after=request.status_timestamp_after,

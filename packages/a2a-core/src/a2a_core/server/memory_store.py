@@ -56,6 +56,7 @@ EvictHook: TypeAlias = Callable[[str], Awaitable[None] | None]
 # Indexes keep keys ascending, so new and recently updated tasks (the ones that change)
 # sit at the cheap end of the list, and a page walks the index backwards.
 _Key: TypeAlias = tuple[int, str]
+_Keys: TypeAlias = list[_Key] | tuple[_Key, ...]
 
 _encoder: Final = msgspec.msgpack.Encoder()
 _task_decoder: Final = msgspec.msgpack.Decoder(Task)
@@ -81,6 +82,7 @@ class _Record(msgspec.Struct, gc=False):
     key: _Key
     tenant: str
     context_id: str
+    owner: str = ""
     blob: bytes | None = None
     live: Task | None = None
     state: TaskState = TaskState.UNSPECIFIED
@@ -128,6 +130,8 @@ class InMemoryTaskStore(ImmediateTaskStore):
         # rather than (tenant, context) keys: most contexts hold one task, and a key tuple
         # per context would cost more than the index entry itself.
         self._by_tenant: dict[str, list[_Key]] = {}
+        # Per tenant and owner (what ListTasks reads when tasks are owned by their caller).
+        self._by_owner: dict[tuple[str, str], list[_Key]] = {}
         # Per context, a tuple while it is small (most contexts hold one task or a few):
         # a tuple of keys is not tracked by the garbage collector, where ten thousand
         # one-task lists were ten thousand more objects for every full collection to walk.
@@ -160,27 +164,36 @@ class InMemoryTaskStore(ImmediateTaskStore):
             version=record.version,
             last_seq=record.last_seq,
             tenant=record.tenant,
+            owner=record.owner,
         )
 
-    async def create(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
+    async def create(
+        self, task: Task, *, tenant: str = "", owner: str = "", last_seq: int = 0
+    ) -> StoredTask:
         """Store a new task at version 1; :class:`TaskExistsError` if the id is taken."""
-        stored = self.create_now(task, tenant=tenant, last_seq=last_seq)
+        stored = self.create_now(task, tenant=tenant, owner=owner, last_seq=last_seq)
         await self.notify_evicted()
         return stored
 
-    def create_now(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
+    def create_now(
+        self, task: Task, *, tenant: str = "", owner: str = "", last_seq: int = 0
+    ) -> StoredTask:
         """:meth:`create` without waiting; ``on_evict`` hooks wait for
         :meth:`notify_evicted`."""
         self._evict()  # first: an expired task frees its id
         if task.id in self._records:
             raise TaskExistsError(task.id)
         stamp = task.status.timestamp
-        record = _Record((status_micros(stamp), task.id), tenant, task.context_id, stamp=stamp)
+        record = _Record(
+            (status_micros(stamp), task.id), tenant, task.context_id, owner, stamp=stamp
+        )
         self._write(record, task, last_seq)
         self._records[task.id] = record
         self._index(record)
         self._evict()
-        return StoredTask(task=task, version=record.version, last_seq=last_seq, tenant=tenant)
+        return StoredTask(
+            task=task, version=record.version, last_seq=last_seq, tenant=tenant, owner=owner
+        )
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """Replace the task if it is still at ``expected_version``, else
@@ -216,7 +229,11 @@ class InMemoryTaskStore(ImmediateTaskStore):
         if record.terminal_since is not None:
             self._evict()
         return StoredTask(
-            task=task, version=record.version, last_seq=last_seq, tenant=record.tenant
+            task=task,
+            version=record.version,
+            last_seq=last_seq,
+            tenant=record.tenant,
+            owner=record.owner,
         )
 
     @property
@@ -241,10 +258,11 @@ class InMemoryTaskStore(ImmediateTaskStore):
         comparable key: a database serves the same order with one composite index and a
         row comparison (``WHERE (ts, id) < (:ts, :id) ORDER BY ts DESC, id DESC``).
 
-        Cost: O(log n + page) without ``visible`` and without a state filter; a state filter
-        adds a scan of the records in range (no decoding); ``visible`` must see every
-        candidate, to keep ``total_size`` right, so it costs one decode and one call per
-        matching task.
+        Cost: O(log n + page) without ``visible`` and without a state filter, also with an
+        owner filter (each owner has its own index); a state filter, or an owner filter
+        together with a context, adds a scan of the records in range (no decoding);
+        ``visible`` must see every candidate, to keep ``total_size`` right, so it costs one
+        decode and one call per matching task.
         """
         if query.page_size < 1:
             raise ValueError("page_size must be at least 1")
@@ -252,16 +270,21 @@ class InMemoryTaskStore(ImmediateTaskStore):
         await self.notify_evicted()
         scope = query_scope(query)
         cursor = self._read_token(query.page_token, scope) if query.page_token else None
+        owner = query.owner
+        keys: _Keys
         if query.context_id:
-            keys = self._by_context.get(query.tenant, {}).get(query.context_id, [])
+            keys = self._by_context.get(query.tenant, {}).get(query.context_id, ())
+        elif owner is not None:
+            keys = self._by_owner.get((query.tenant, owner), ())
+            owner = None  # the index is the owner's: nothing left to check per task
         else:
-            keys = self._by_tenant.get(query.tenant, [])
+            keys = self._by_tenant.get(query.tenant, ())
         low = 0
         if query.status_timestamp_after is not None:
             low = bisect_left(keys, (status_micros(query.status_timestamp_after), ""))
         high = len(keys) if cursor is None else max(low, bisect_left(keys, cursor))
 
-        if visible is None and query.state is TaskState.UNSPECIFIED:
+        if visible is None and query.state is TaskState.UNSPECIFIED and owner is None:
             start = max(low, high - query.page_size)
             page_keys = list(keys[start:high])
             page_keys.reverse()
@@ -277,7 +300,9 @@ class InMemoryTaskStore(ImmediateTaskStore):
         for index in range(len(keys) - 1, low - 1, -1):
             key = keys[index]
             record = self._records[key[1]]
-            if state is TaskState.UNSPECIFIED or record.state is state:
+            if (state is TaskState.UNSPECIFIED or record.state is state) and (
+                owner is None or record.owner == owner
+            ):
                 candidates.append((key, self._blob(record)))
         page: list[Task] = []
         last_key: _Key | None = None
@@ -338,6 +363,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
 
     def _index(self, record: _Record) -> None:
         insort(self._by_tenant.setdefault(record.tenant, []), record.key)
+        insort(self._by_owner.setdefault((record.tenant, record.owner), []), record.key)
         if record.context_id:
             contexts = self._by_context.setdefault(record.tenant, {})
             keys = contexts.get(record.context_id)
@@ -356,6 +382,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
         _discard(tenant_keys, record.key)
         if not tenant_keys:
             del self._by_tenant[record.tenant]
+        owner_keys = self._by_owner[record.tenant, record.owner]
+        _discard(owner_keys, record.key)
+        if not owner_keys:
+            del self._by_owner[record.tenant, record.owner]
         if record.context_id:
             contexts = self._by_context[record.tenant]
             keys = contexts[record.context_id]

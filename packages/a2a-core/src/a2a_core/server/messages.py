@@ -81,3 +81,5 @@ class Invocation(msgspec.Struct, frozen=True):
     """The client's send configuration."""
     call: Call
     """The validated call (metadata, identity, extensions, tenant)."""
+    owner: str = ""
+    """The owner key the task records (see `a2a_core.server.ownership`)."""

@@ -50,6 +50,7 @@ def query_scope(query: TaskQuery) -> bytes:
     return _encoder.encode(
         (
             query.tenant,
+            query.owner,
             query.context_id,
             query.state.value,
             None if after is None else status_micros(after),

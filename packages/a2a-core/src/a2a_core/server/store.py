@@ -59,6 +59,9 @@ class StoredTask(msgspec.Struct, frozen=True, gc=False):
     """Sequence number of the last event logged for the task (0: none yet)."""
     tenant: str = ""
     """The tenant the task belongs to."""
+    owner: str = ""
+    """The caller that created the task, as the server's ownership policy keys callers
+    (empty: the anonymous owner, or no policy); see ``A2AServer(task_owner=...)``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +70,8 @@ class TaskQuery:
 
     tenant: str = ""
     """Only tasks of this tenant."""
+    owner: str | None = None
+    """Only tasks of this owner (``None``: of any owner, when ownership is off)."""
     context_id: str = ""
     """Only tasks of this context (empty: any)."""
     state: TaskState = TaskState.UNSPECIFIED
@@ -102,8 +107,11 @@ class TaskStore(Protocol):
         """The stored task, or ``None`` when unknown (or expired)."""
         ...
 
-    async def create(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
-        """Store a new task (version 1); raise :class:`TaskExistsError` if the id is taken."""
+    async def create(
+        self, task: Task, *, tenant: str = "", owner: str = "", last_seq: int = 0
+    ) -> StoredTask:
+        """Store a new task (version 1) of ``tenant`` and ``owner``, both kept for the task's
+        lifetime; raise :class:`TaskExistsError` if the id is taken."""
         ...
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
@@ -141,7 +149,7 @@ class LoggedTaskStore(TaskStore, Protocol):
     """The log this store appends to."""
 
     async def create_logged(
-        self, task: Task, event: StreamResponse, *, tenant: str = ""
+        self, task: Task, event: StreamResponse, *, tenant: str = "", owner: str = ""
     ) -> StoredTask:
         """``create`` with ``event`` appended to the task's log first (its seq is the stored
         ``last_seq``); :class:`TaskExistsError` if the id is taken (nothing is appended)."""
@@ -167,7 +175,9 @@ class ImmediateTaskStore(TaskStore, Protocol):
     of its time on those; see ``bench/``).
     """
 
-    def create_now(self, task: Task, *, tenant: str = "", last_seq: int = 0) -> StoredTask:
+    def create_now(
+        self, task: Task, *, tenant: str = "", owner: str = "", last_seq: int = 0
+    ) -> StoredTask:
         """``create``, without waiting (``on_evict`` hooks are left to :meth:`notify_evicted`)."""
         ...
 

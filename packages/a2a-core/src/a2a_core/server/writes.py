@@ -297,23 +297,25 @@ async def _create(storage: Storage, invocation: Invocation) -> TaskWriter:
         status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
         history=[invocation.message],
     )
-    tenant = invocation.call.tenant
+    tenant, owner = invocation.call.tenant, invocation.owner
     config = invocation.configuration
     immediate = storage.immediate(task.id)
     if immediate is not None and (config is None or config.task_push_notification_config is None):
         store, log = immediate
         seq = log.append_now(task.id, StreamResponse(task=task))
-        stored = store.create_now(task, tenant=tenant, last_seq=seq)
+        stored = store.create_now(task, tenant=tenant, owner=owner, last_seq=seq)
         if store.evictions_pending:
             await store.notify_evicted()
         return TaskWriter(storage, stored)
     with anyio.CancelScope(shield=True):
         logged = storage.logged_store
         if logged is not None:
-            stored = await logged.create_logged(task, StreamResponse(task=task), tenant=tenant)
+            stored = await logged.create_logged(
+                task, StreamResponse(task=task), tenant=tenant, owner=owner
+            )
         else:
             seq = await storage.events.append(task.id, StreamResponse(task=task))
-            stored = await storage.store.create(task, tenant=tenant, last_seq=seq)
+            stored = await storage.store.create(task, tenant=tenant, owner=owner, last_seq=seq)
         await storage.register_push(invocation)
     return TaskWriter(storage, stored)
 
@@ -390,6 +392,8 @@ def _create_answered(
     seq = 0
     for event in events:
         seq = log.append_now(task.id, event)
-    stored = store.create_now(task, tenant=invocation.call.tenant, last_seq=seq)
+    stored = store.create_now(
+        task, tenant=invocation.call.tenant, owner=invocation.owner, last_seq=seq
+    )
     log.close_now(task.id)
     return store, stored
