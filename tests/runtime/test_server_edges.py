@@ -103,18 +103,18 @@ async def test_shutdown_cancels_running_agents_and_waits_for_them() -> None:
                 await anyio.sleep(0.01)  # cleanup that takes a turn of the loop
                 unwound.append(ctx.task_id)
 
-    server = A2AServer(forever, card=make_card())
+    server = A2AServer(forever, card=make_card(), shutdown_grace=0.05)
     with anyio.fail_after(5):
         async with server:
             client = Client(server)
             params = {"message": user_message("x"), "configuration": {"returnImmediately": True}}
             task = (await client.result("SendMessage", params))["task"]
             await started.wait()
-        # The server left only after the agent had unwound; the task stays as last written.
+        # The server left only after the agent had unwound; its task was failed first.
         assert unwound == [task["id"]]
         stored = await server.backend.store.get(task["id"])
     assert stored is not None
-    assert stored.task.status.state.name == "WORKING"
+    assert stored.task.status.state.name == "FAILED"
     assert server.runtime.executions == {}
 
 

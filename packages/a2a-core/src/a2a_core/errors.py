@@ -56,6 +56,7 @@ __all__ = [
     "PushNotificationNotSupportedError",
     "RestErrorBody",
     "RestStatus",
+    "ServerUnavailableError",
     "TableName",
     "TaskNotCancelableError",
     "TaskNotFoundError",
@@ -329,6 +330,19 @@ class VersionNotSupportedError(A2AError):
     grpc_status_v1_0_1 = "FAILED_PRECONDITION"
 
 
+class ServerUnavailableError(A2AError):
+    """The server takes no new calls now (it is shutting down): retry, elsewhere or later.
+
+    Not one of the spec's errors: -32050 is in JSON-RPC's range for implementation-defined
+    server errors; on REST it is 503, which load balancers and clients retry."""
+
+    code = -32050
+    default_message = "The server is unavailable"
+    reason = "UNAVAILABLE"
+    http_status = http_status_v1_0_1 = 503
+    grpc_status = grpc_status_v1_0_1 = "UNAVAILABLE"
+
+
 #: Every concrete error class, in code order: the error table, readable as data.
 ERROR_CLASSES: Final[tuple[type[A2AError], ...]] = (
     JSONParseError,
@@ -345,6 +359,7 @@ ERROR_CLASSES: Final[tuple[type[A2AError], ...]] = (
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
     VersionNotSupportedError,
+    ServerUnavailableError,
 )
 
 _BY_CODE: Final[dict[int, type[A2AError]]] = {cls.code: cls for cls in ERROR_CLASSES}

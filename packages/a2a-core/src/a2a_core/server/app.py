@@ -29,6 +29,7 @@ from a2a_core.errors import (
     InternalError,
     InvalidParamsError,
     LocalProtocolError,
+    ServerUnavailableError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -72,7 +73,15 @@ from a2a_core.types import (
     TaskState,
 )
 
-__all__ = ["A2AServer", "AuthorizeTask", "ExtendedCard", "Service"]
+__all__ = ["SHUTDOWN_TEXT", "A2AServer", "AuthorizeTask", "ExtendedCard", "Service"]
+
+#: The status message of a task failed because the server shut down while its agent ran.
+SHUTDOWN_TEXT: Final = (
+    "The server shut down before the task finished; send the message again to start over."
+)
+_STOPPING_TEXT: Final = "The server is shutting down"
+#: Seconds cancelled agents get to unwind at shutdown before they are abandoned.
+_UNWIND_SECONDS: Final = 1.0
 
 logger = logging.getLogger("a2a_core.server")
 
@@ -119,6 +128,8 @@ class A2AServer:
         keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
+        shutdown_grace: Seconds running agents get to finish when the server stops (see
+            :meth:`shutdown`); then their tasks are failed and the agents cancelled.
     """
 
     def __init__(
@@ -139,6 +150,7 @@ class A2AServer:
         backend: Backend | None = None,
         push_allow_hosts: Sequence[str] = (),
         push_allow_private: bool = False,
+        shutdown_grace: float = 5.0,
     ) -> None:
         self.protocol = ServerProtocol(
             card,
@@ -173,6 +185,10 @@ class A2AServer:
             push_enabled=self.push_enabled,
         )
         self.runtime = Runtime(agent=agent, storage=self.storage)
+        self.shutdown_grace = shutdown_grace
+        #: Set when `shutdown` begins: every call is then refused (ServerUnavailableError).
+        self.stopping = False
+        self._shutdown_done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._background: Background | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
@@ -199,6 +215,8 @@ class A2AServer:
                 await stack.enter_async_context(service(self))
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
             self._background = Background(self._task_group, self.runtime.executions)
+            self.stopping = False
+            self._shutdown_done = None
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -211,18 +229,83 @@ class A2AServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        stack, self._exit_stack = self._exit_stack, None
-        background, self._background = self._background, None
         try:
-            if background is not None:
-                # Running agents are cancelled at shutdown; their tasks stay as last written.
-                await background.aclose()
+            await self.shutdown()
         finally:
+            stack, self._exit_stack = self._exit_stack, None
+            self._background = None
             if self._task_group is not None:
                 self._task_group.cancel_scope.cancel()
             self._task_group = None
             if stack is not None:
                 await stack.__aexit__(exc_type, exc, tb)
+
+    async def shutdown(self, grace: float | None = None) -> None:
+        """Stop serving, in bounded time (idempotent; leaving ``async with`` calls it).
+
+        1. Every call from now on is refused with ServerUnavailableError (503 on REST); the
+           agent card is still served.
+        2. Running agents get ``grace`` seconds (``shutdown_grace`` by default) to finish.
+        3. The task of each agent still running then is **failed** (terminal) with the status
+           message `SHUTDOWN_TEXT`, through the normal writer, so blocking callers, streams
+           and webhooks receive it, and a stream of that task ends with it; a call whose
+           agent had created no task yet is answered ServerUnavailableError. The agents
+           are cancelled and get one more second to unwind; one that ignores cancellation
+           is abandoned (logged).
+
+        Adapters call this when their framework begins to shut down (aiohttp's
+        ``on_shutdown``; `a2a_starlette.serve` for uvicorn), before open connections are
+        closed, so that clients get the final frames.
+        """
+        if self._shutdown_done is not None:
+            await self._shutdown_done.wait()
+            return
+        done = self._shutdown_done = anyio.Event()
+        self.stopping = True
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._stop_executions(self.shutdown_grace if grace is None else grace)
+        finally:
+            done.set()
+
+    async def _stop_executions(self, grace: float) -> None:
+        executions = self.runtime.executions
+        with anyio.move_on_after(grace):
+            while executions:
+                await next(iter(executions.values())).done.wait()
+        left = list(executions.values())
+        if not left:
+            return
+        logger.warning(
+            "shutting down: %d agent(s) still running after %.1f s; failing their tasks",
+            len(left),
+            grace,
+        )
+        for execution in left:
+            if execution.task.writer is None:
+                execution.error = ServerUnavailableError(SHUTDOWN_TEXT)
+            else:
+                await self._fail_for_shutdown(execution.task.writer)
+            execution.cancel_soon()
+        background = self._background
+        if background is not None:
+            with anyio.move_on_after(_UNWIND_SECONDS):
+                await background.aclose()
+        for execution in left:
+            writer = execution.task.writer  # also one created while the agent was cancelled
+            if writer is not None and writer.task.status.state not in TERMINAL_STATES:
+                await self._fail_for_shutdown(writer)
+        stuck = sum(1 for execution in left if not execution.done.is_set())
+        if stuck:
+            logger.warning("shutting down: %d agent(s) ignored cancellation; abandoned", stuck)
+
+    async def _fail_for_shutdown(self, writer: TaskWriter) -> None:
+        task = writer.task
+        message = agent_message(SHUTDOWN_TEXT, task_id=task.id, context_id=task.context_id)
+        try:
+            await writer.status(TaskState.FAILED, message)
+        except Exception:
+            logger.exception("could not fail task %s at shutdown", task.id)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, *_: Any) -> AsyncIterator[None]:
@@ -281,6 +364,8 @@ class A2AServer:
         if isinstance(received, HttpResponse):
             return received
         call = received
+        if self.stopping:
+            return self.protocol.reply_error(call, ServerUnavailableError(_STOPPING_TEXT))
         try:
             call = await self._on_request(call)
             return await self._dispatch(call)

@@ -179,7 +179,9 @@ class Execution:
             return await self._drain(agent(ctx))  # type: ignore[arg-type]
         if kind == "coroutine":
             return await agent(ctx)  # type: ignore[misc]
-        result = await anyio.to_thread.run_sync(agent, ctx)
+        # abandon_on_cancel: a cancelled sync agent (at shutdown) no longer holds the server
+        # up; its thread runs on, and whatever it returns then is dropped.
+        result = await anyio.to_thread.run_sync(agent, ctx, abandon_on_cancel=True)
         if inspect.isawaitable(result):
             return await result
         if isinstance(result, AsyncIterator):
