@@ -64,6 +64,9 @@ TABLE = [
     (-32009, "VersionNotSupportedError", "VERSION_NOT_SUPPORTED",
      "The requested A2A protocol version is not supported", 400, 400, "UNIMPLEMENTED",
      "FAILED_PRECONDITION"),
+    # Ours, not the spec's: answered by a server that is shutting down.
+    (-32050, "ServerUnavailableError", "SERVER_UNAVAILABLE", "The server is unavailable",
+     503, 503, "UNAVAILABLE", "UNAVAILABLE"),
 ]  # fmt: skip
 
 ERROR_INFO = (

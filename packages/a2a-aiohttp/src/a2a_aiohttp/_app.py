@@ -139,6 +139,16 @@ def _cleanup_ctx(server: A2AServer) -> Any:
     return run
 
 
+def _on_shutdown(server: A2AServer) -> Any:
+    # aiohttp's on_shutdown runs after the listening sockets closed and before it waits for
+    # open requests: the moment to refuse new calls, end the streams with a final frame and
+    # give the agents their grace, so that those requests finish (see A2AServer.shutdown).
+    async def shutdown(app: web.Application) -> None:
+        await server.shutdown()
+
+    return shutdown
+
+
 def add_routes(
     app: web.Application,
     server: A2AServer,
@@ -163,6 +173,7 @@ def add_routes(
     # path, it becomes the bare prefix.
     app.router.add_route("*", prefix.rstrip("/"), handle)
     app.cleanup_ctx.append(_cleanup_ctx(server))
+    app.on_shutdown.append(_on_shutdown(server))
 
 
 def a2a_subapp(server: A2AServer, *, trust_host_header: bool = False) -> web.Application:

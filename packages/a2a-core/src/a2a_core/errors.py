@@ -338,7 +338,7 @@ class ServerUnavailableError(A2AError):
 
     code = -32050
     default_message = "The server is unavailable"
-    reason = "UNAVAILABLE"
+    reason = "SERVER_UNAVAILABLE"
     http_status = http_status_v1_0_1 = 503
     grpc_status = grpc_status_v1_0_1 = "UNAVAILABLE"
 

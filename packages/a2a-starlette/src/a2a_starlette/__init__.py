@@ -3,7 +3,8 @@
 ``A2AStarlette(server)`` is a plain ASGI app: run it with uvicorn, mount it
 (``Mount("/a2a", app=...)``, ``fastapi_app.mount("/a2a", ...)``), or use its ``routes()``.
 It translates ASGI to the core's ``HttpRequest`` and writes back ``HttpResponse`` /
-``SseResponse``; everything else is the core's job.
+``SseResponse``; everything else is the core's job. ``serve(app, server, ...)`` runs it under
+uvicorn with a bounded, clean shutdown (``UvicornServer``).
 """
 
 from a2a_starlette._app import (
@@ -12,5 +13,6 @@ from a2a_starlette._app import (
     put_identity,
     put_metadata,
 )
+from a2a_starlette._serve import UvicornServer, serve
 
-__all__ = ["A2AStarlette", "put_base_url", "put_identity", "put_metadata"]
+__all__ = ["A2AStarlette", "UvicornServer", "put_base_url", "put_identity", "put_metadata", "serve"]

@@ -47,6 +47,7 @@ from a2a_core.server.messages import Invocation, agent_message, new_id
 from a2a_core.server.ownership import TaskOwner, owner_by_identity
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.runtime import Execution, Runtime
+from a2a_core.server.stopping import StoppableLog
 from a2a_core.server.storage import Storage
 from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery
 from a2a_core.server.streams import EventHook, stream_frames
@@ -185,6 +186,8 @@ class A2AServer:
             push_enabled=self.push_enabled,
         )
         self.runtime = Runtime(agent=agent, storage=self.storage)
+        #: The event log as streams follow it: interrupted at shutdown (see ``stopping``).
+        self._stream_log = StoppableLog(self.storage.events)
         self.shutdown_grace = shutdown_grace
         #: Set when `shutdown` begins: every call is then refused (ServerUnavailableError).
         self.stopping = False
@@ -217,6 +220,7 @@ class A2AServer:
             self._background = Background(self._task_group, self.runtime.executions)
             self.stopping = False
             self._shutdown_done = None
+            self._stream_log.restart()
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -252,6 +256,9 @@ class A2AServer:
            agent had created no task yet is answered ServerUnavailableError. The agents
            are cancelled and get one more second to unwind; one that ignores cancellation
            is abandoned (logged).
+        4. Every open stream ends: one of a task failed above with that status, any other
+           (a subscription to a task waiting for input) with a ServerUnavailableError frame;
+           the tasks themselves are untouched.
 
         Adapters call this when their framework begins to shut down (aiohttp's
         ``on_shutdown``; `a2a_starlette.serve` for uvicorn), before open connections are
@@ -266,6 +273,9 @@ class A2AServer:
             with anyio.CancelScope(shield=True):
                 await self._stop_executions(self.shutdown_grace if grace is None else grace)
         finally:
+            # Last: a stream of a task failed above ends with that status; the others (a
+            # subscription to a task waiting for input) with ServerUnavailableError.
+            self._stream_log.stop()
             done.set()
 
     async def _stop_executions(self, grace: float) -> None:
@@ -595,7 +605,7 @@ class A2AServer:
             first,
             task_id,
             after,
-            log=self.storage.events,
+            log=self._stream_log,
             lookup=self.storage.store.get,
             keep_alive_interval=self.keep_alive_interval,
             idle_limit=idle_limit,

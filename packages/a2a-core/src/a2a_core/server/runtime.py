@@ -10,12 +10,17 @@ signals (task created, result ready, settled).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import inspect
 import logging
+import threading
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 import anyio
+import anyio.from_thread
+import anyio.lowlevel
 import msgspec
 
 from a2a_core.errors import A2AError
@@ -44,6 +49,42 @@ logger = logging.getLogger("a2a_core.server")
 FAILURE_TEXT = "The agent failed while processing the request."
 
 
+#: Plain-function agents running at once, at most (anyio's own worker-thread default).
+SYNC_AGENT_THREADS: Final = 40
+
+
+async def _in_daemon_thread(limiter: anyio.CapacityLimiter, agent: Agent, ctx: TaskContext) -> Any:
+    """``agent(ctx)`` in a daemon thread of its own, within ``limiter``.
+
+    Not anyio's worker threads: those are not daemons, so one agent stuck in its function
+    would hold the interpreter's exit after the server shut down (aiohttp's ``run_app``
+    returns, then Python waits for every such thread). A daemon thread does not; a
+    cancelled wait (at shutdown) abandons the thread, and what it returns then is dropped.
+    """
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    outcome: list[tuple[bool, Any]] = []
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            outcome.append((True, context.run(agent, ctx)))
+        except BaseException as exc:
+            outcome.append((False, exc))
+        try:
+            anyio.from_thread.run_sync(done.set, token=token)
+        except Exception:
+            pass
+
+    async with limiter:
+        threading.Thread(target=run, name="a2a-sync-agent", daemon=True).start()
+        await done.wait()
+    succeeded, value = outcome[0]
+    if not succeeded:
+        raise value
+    return value
+
+
 class _Exhausted:
     """What ``_drain`` returns when an agent's generator ran to its end."""
 
@@ -62,6 +103,13 @@ class Runtime:
         #: execution itself when it ends.
         self.executions: dict[str, Execution] = {}
         self._agent_kind: tuple[Agent, str] | None = None
+        self._sync_limiter: anyio.CapacityLimiter | None = None
+
+    def sync_agent_limiter(self) -> anyio.CapacityLimiter:
+        """How many plain-function agents run at once (made on first use, in the loop)."""
+        if self._sync_limiter is None:
+            self._sync_limiter = anyio.CapacityLimiter(SYNC_AGENT_THREADS)
+        return self._sync_limiter
 
     def register(self, execution: Execution) -> None:
         """Record ``execution`` as its task's running execution, until it ends."""
@@ -179,9 +227,7 @@ class Execution:
             return await self._drain(agent(ctx))  # type: ignore[arg-type]
         if kind == "coroutine":
             return await agent(ctx)  # type: ignore[misc]
-        # abandon_on_cancel: a cancelled sync agent (at shutdown) no longer holds the server
-        # up; its thread runs on, and whatever it returns then is dropped.
-        result = await anyio.to_thread.run_sync(agent, ctx, abandon_on_cancel=True)
+        result = await _in_daemon_thread(self.runtime.sync_agent_limiter(), agent, ctx)
         if inspect.isawaitable(result):
             return await result
         if isinstance(result, AsyncIterator):
