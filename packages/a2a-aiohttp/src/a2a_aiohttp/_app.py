@@ -120,8 +120,8 @@ class _Handler:
 
 async def _read_body(request: web.Request, limit: int) -> bytes:
     """Read at most ``limit`` bytes of the body (the core answers an oversized body). What the
-    client still sends, aiohttp drops after the reply, for up to its ``lingering_time``
-    (10 s), and then closes the connection."""
+    client still sends, aiohttp drops after the reply for up to its ``lingering_time``
+    (10 s): a body that ends by then leaves the connection open, else aiohttp closes it."""
     body = bytearray()
     while len(body) < limit:
         chunk = await request.content.read(limit - len(body))
