@@ -24,7 +24,7 @@ from anyio.abc import ByteStream
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
-from helpers.raw_http import aread_response, head
+from helpers.raw_http import aread_response, chunk, head
 
 pytestmark = pytest.mark.anyio
 
@@ -221,3 +221,35 @@ async def test_aiohttp_cuts_off_a_head_sent_a_byte_at_a_time() -> None:
             after = await client.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json")
     assert received == b""
     assert after.status_code == 200
+
+
+async def test_uvicorn_h11_refuses_a_chunked_body_while_it_is_still_coming() -> None:
+    """The adapter suite runs uvicorn on httptools; h11 drops the rest of a refused body by
+    another path, and the connection must serve the next request all the same."""
+    piece = chunk(b" " * 16384)
+    sent, total = 0, 64 << 20
+    replied = anyio.Event()
+
+    async def upload(stream: ByteStream) -> None:
+        nonlocal sent
+        while sent < total and not replied.is_set():
+            await stream.send(piece)
+            sent += 16384
+        await stream.send(chunk(b""))
+
+    server = A2AServer(echo, card=CARD, base_url="http://x")
+    async with (
+        uvicorn_serving(server) as port,
+        await anyio.connect_tcp("127.0.0.1", port) as stream,
+    ):
+        await stream.send(head("POST", "/", [*V1, ("Transfer-Encoding", "chunked")]))
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(upload, stream)
+            reply = await aread_response(stream)
+            sent_at_reply = sent
+            replied.set()
+        await stream.send(head("GET", "/.well-known/agent-card.json"))
+        card = await aread_response(stream)
+    assert sent_at_reply < total
+    assert json.loads(reply.body)["error"]["code"] == -32600
+    assert card.status == 200
