@@ -3,8 +3,9 @@ and optionally a Redis to share tasks with other replicas (``--redis URL``).
 
 Every example ends with ``serve(server, args)``, which serves the agent at the root of the
 chosen framework: a plain ASGI app under uvicorn for ``--adapter starlette``, an aiohttp
-application for ``--adapter aiohttp``. Middleware (for instance to authenticate callers) is
-passed per adapter, because each framework has its own kind.
+application for ``--adapter aiohttp``, each with the server limits of ``_limits.py``.
+Middleware (for instance to authenticate callers) is passed per adapter, because each
+framework has its own kind.
 """
 
 from __future__ import annotations
@@ -115,19 +116,23 @@ def serve(
         flush=True,
     )
     if args.adapter == "aiohttp":
+        from _limits import AIOHTTP_HANDLER_ARGS
         from aiohttp import web
 
         from a2a_aiohttp import add_routes
 
-        app = web.Application(middlewares=list(aiohttp_middlewares))
+        app = web.Application(
+            middlewares=list(aiohttp_middlewares), handler_args=AIOHTTP_HANDLER_ARGS
+        )
         add_routes(app, server)  # also starts and stops the server with the app
         web.run_app(app, host=args.host, port=args.port, print=None)
     else:
         import uvicorn
+        from _limits import UVICORN_SETTINGS
 
         from a2a_starlette import A2AStarlette
 
         asgi: Any = A2AStarlette(server)  # runs the server in the ASGI lifespan
         for middleware in reversed(asgi_middleware):
             asgi = middleware(asgi)
-        uvicorn.run(asgi, host=args.host, port=args.port, log_level="warning")
+        uvicorn.run(asgi, host=args.host, port=args.port, log_level="warning", **UVICORN_SETTINGS)

@@ -21,7 +21,7 @@ from a2a_core import types as t
 from a2a_core.call import Call
 from a2a_core.codec import json_depth_exceeds
 from a2a_core.errors import LocalProtocolError, TaskNotFoundError
-from a2a_core.http import HttpRequest, HttpResponse
+from a2a_core.http import Headers, HttpRequest, HttpResponse, content_length_exceeds
 from a2a_core.jsonrpc import Operation
 from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ProtocolOptions, ServerProtocol
 from helpers.protocol import (
@@ -843,6 +843,68 @@ def test_the_body_limit_is_inclusive(size: int) -> None:
     body += b" " * (size - len(body))
     assert len(body) == size
     assert isinstance(make_protocol(max_body_size=64).receive_request(rpc(body)), Call)
+
+
+# An adapter leaves unread a body whose Content-Length is over the limit, and passes an empty
+# one: the reply must be the one the body itself would have had, on every binding and dialect.
+UNREAD_CASES = [
+    ("JSON-RPC v1.0", "POST", "/", envelope("GetTask", {"id": "x"}), (V1,)),
+    ("JSON-RPC v0.3", "POST", "/", envelope("tasks/get", {"id": "x"}), ()),
+    ("REST v1.0", "POST", "/message:send", SEND_BARE, (V1,)),
+    ("REST v0.3", "POST", "/v1/tasks/x:cancel", {"name": "tasks/x"}, ()),
+    ("REST GET", "GET", "/tasks/x", b"", (V1,)),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "doc", "headers"),
+    [case[1:] for case in UNREAD_CASES],
+    ids=[case[0] for case in UNREAD_CASES],
+)
+def test_a_declared_oversized_body_gets_the_reply_of_an_oversized_body(
+    method: str, path: str, doc: Any, headers: tuple[tuple[str, str], ...]
+) -> None:
+    small = make_protocol(max_body_size=256)
+    read = http(method, path, b" " * 257, *headers)  # the adapter read one byte more
+    unread = http(method, path, b"", *headers, ("Content-Length", "100000"))
+    expected = as_response(small.receive_request(read))
+    assert b"exceeds the limit of 256 bytes" in expected.body
+    assert as_response(small.receive_request(unread)) == expected
+    # The same request, declared at the limit, is not refused for its size.
+    fits = small.receive_request(http(method, path, doc, *headers, ("Content-Length", "256")))
+    assert isinstance(fits, Call)
+
+
+@pytest.mark.parametrize(
+    ("value", "exceeds"),
+    [
+        ("64", False),
+        ("65", True),
+        (" 65\t", True),  # optional whitespace around the value
+        ("0000000000000000000000064", False),  # leading zeros
+        ("9" * 30, True),
+        ("1" * 5000, True),  # beyond int()'s digit limit: still an answer, no ValueError
+        # Not a length (the HTTP server answers 400 itself): declares nothing.
+        ("-1", False),
+        ("+65", False),
+        ("65, 65", False),
+        ("65, 70", False),
+        ("0x41", False),
+        ("6 5", False),
+        ("", False),
+        ("\u0661\u0660\u0660", False),  # Arabic-Indic digits: isdigit(), but not a length
+        ("\xb2\xb2\xb2", False),  # superscript twos, latin-1
+    ],
+)
+def test_content_length_exceeds(value: str, exceeds: bool) -> None:
+    assert content_length_exceeds(Headers([("Content-Length", value)]), 64) is exceeds
+    raw = Headers([(b"content-length", value.encode("utf-8"))])  # the ASGI form
+    assert content_length_exceeds(raw, 64) is exceeds
+
+
+def test_content_length_exceeds_without_the_header() -> None:
+    assert not content_length_exceeds(Headers(), 0)
+    assert not content_length_exceeds(Headers([("Content-Type", "application/json")]), 0)
 
 
 def test_the_depth_limit_is_inclusive() -> None:

@@ -238,6 +238,10 @@ CONTENT_TYPES = st.sampled_from(
      "text/plain", "application/x-www-form-urlencoded", "application/+json", "", "json",
      "APPLICATION/JSON", "application/problem+json"]
 )  # fmt: skip
+CONTENT_LENGTHS = st.sampled_from(
+    ["0", "10", "2048", "2049", "8388609", " 5 ", "-1", "+5", "1, 2", "abc", "", "0x10",
+     "9" * 30, "1" * 5000, "\u0661"]
+)  # fmt: skip
 ETAGS = st.sampled_from(['"x"', "*", 'W/"x"', "garbage", '"', ""])
 DATES = st.sampled_from(
     ["Thu, 02 Jan 2025 03:04:05 GMT", "Wed, 01 Jan 2025 00:00:00 GMT",
@@ -250,6 +254,7 @@ MEANINGFUL_HEADERS = st.one_of(
         EXTENSION_VALUES | st.text(max_size=12),
     ),
     st.tuples(st.just("Content-Type"), CONTENT_TYPES | st.text(max_size=12)),
+    st.tuples(st.just("Content-Length"), CONTENT_LENGTHS | st.text(max_size=12)),
     st.tuples(st.just("If-None-Match"), ETAGS | st.text(max_size=12)),
     st.tuples(st.just("If-Modified-Since"), DATES | st.text(max_size=12)),
 )

@@ -19,6 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
+from helpers.raw_http import RawResponse, head, read_response
+
 EXAMPLES = Path(__file__).parents[2] / "examples"
 ADAPTERS = ("starlette", "aiohttp")
 CARD_PATH = "/.well-known/agent-card.json"
@@ -365,3 +367,62 @@ def test_conformance_subscribe_task_works_then_completes(
 ) -> None:
     results = stream(client, servers["conformance", adapter], "wait", "test-resubscribe-message-id")
     assert [state(r) for r in results[1:]] == ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
+
+
+# --- server limits (examples/_limits.py) ----------------------------------------------------
+
+#: Heads no server should buffer: one header of 20 KB; 2,000 headers (some 20 KB in all).
+#: Each fits in one read of the server, so that it reads all of it before it refuses.
+OVERSIZED_HEADS = {
+    "huge header": [("X-Big", "a" * 20_000)],
+    "many headers": [(f"X-Header-{i}", "v") for i in range(2000)],
+}
+
+
+def exchange(url: str, request: bytes) -> RawResponse:
+    """Send raw bytes on a connection of their own; the reply."""
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        return read_response(sock)
+
+
+@pytest.mark.parametrize("name", OVERSIZED_HEADS)
+def test_servers_refuse_an_oversized_head(
+    servers: Any, adapter: str, client: httpx.Client, name: str
+) -> None:
+    url = servers["echo", adapter]
+    reply = exchange(url, head("GET", CARD_PATH, OVERSIZED_HEADS[name]))
+    assert reply.status in (400, 431), reply
+    assert client.get(url + CARD_PATH).status_code == 200  # and the server goes on
+
+
+def test_aiohttp_server_refuses_more_than_100_headers(servers: Any, client: httpx.Client) -> None:
+    # Small ones: 2 KB in all, far under any size limit; only the count is over.
+    url = servers["echo", "aiohttp"]
+    reply = exchange(url, head("GET", CARD_PATH, [(f"X-{i}", "v") for i in range(101)]))
+    assert reply.status in (400, 431), reply
+    fits = exchange(url, head("GET", CARD_PATH, [(f"X-{i}", "v") for i in range(90)]))
+    assert fits.status == 200
+    assert client.get(url + CARD_PATH).status_code == 200
+
+
+def test_servers_refuse_a_body_declared_over_the_limit_before_it_is_sent(
+    servers: Any, adapter: str
+) -> None:
+    url = servers["echo", adapter]
+    declared = [("Content-Type", "application/json"), ("Content-Length", str(16 << 20))]
+    reply = exchange(url, head("POST", "/", [*V1.items(), *declared]))  # and no body
+    assert reply.status == 200
+    assert json.loads(reply.body)["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "5, 6", "9" * 30])
+def test_servers_refuse_a_malformed_content_length(
+    servers: Any, adapter: str, client: httpx.Client, value: str
+) -> None:
+    url = servers["echo", adapter]
+    request = head("POST", "/", [("Content-Length", value)]) + b"hello"
+    reply = exchange(url, request)
+    assert 400 <= reply.status < 500, reply
+    assert client.get(url + CARD_PATH).status_code == 200

@@ -6,9 +6,9 @@ import contextlib
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
-from a2a_core.http import Headers, HttpRequest, SseResponse
+from a2a_core.http import Headers, HttpRequest, SseResponse, content_length_exceeds
 from a2a_core.server import A2AServer
 
 __all__ = [
@@ -68,6 +68,19 @@ class _Handler:
         # All headers at once (pairs: repeated names kept), cheaper than one add() each.
         return web.Response(status=response.status, body=response.body, headers=response.headers)
 
+    async def expect(self, request: web.Request) -> None:
+        """``Expect: 100-continue``: invite only a body that will be read. aiohttp's own
+        handler invites every body, also one refused unread for its ``Content-Length``;
+        without the invitation the client gets the refusal instead, and sends nothing."""
+        if request.version != HttpVersion11:
+            return
+        expect = request.headers.get("Expect", "")
+        if expect.lower() != "100-continue":
+            raise web.HTTPExpectationFailed(text=f"Unknown Expect: {expect}")
+        if not content_length_exceeds(Headers(request.headers.items()), self.server.max_body_size):
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0  # not part of the response (as aiohttp does)
+
     async def _request(self, request: web.Request) -> HttpRequest:
         tail = self.tail
         if tail is None:
@@ -83,17 +96,21 @@ class _Handler:
         base_url = request.get(_BASE_URL_KEY) if overrides else None
         if base_url is None and self.trust_host_header:
             base_url = f"{request.scheme}://{request.host}{prefix}"
-        # No body (GET, HEAD): nothing to await (the card, GetTask, subscribe...).
+        headers = Headers(request.headers.items())
+        limit = self.server.max_body_size
+        # No body (GET, HEAD): nothing to await (the card, GetTask, subscribe...). A body whose
+        # Content-Length is over the limit is refused before any of it is read (the core
+        # answers by the header).
         body = (
-            await _read_body(request, self.server.max_body_size + 1)
-            if request.can_read_body
+            await _read_body(request, limit + 1)
+            if request.can_read_body and not content_length_exceeds(headers, limit)
             else b""
         )
         return HttpRequest(
             method=request.method,
             path=path or "/",
             query=request.rel_url.raw_query_string,  # query_string is half-decoded
-            headers=Headers(request.headers.items()),
+            headers=headers,
             body=body,
             identity=request.get(IDENTITY_KEY) if overrides else None,
             base_url=base_url,
@@ -102,7 +119,9 @@ class _Handler:
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes:
-    """Read at most ``limit`` bytes of the body (the core answers an oversized body)."""
+    """Read at most ``limit`` bytes of the body (the core answers an oversized body). What the
+    client still sends, aiohttp drops after the reply for up to its ``lingering_time``
+    (10 s): a body that ends by then leaves the connection open, else aiohttp closes it."""
     body = bytearray()
     while len(body) < limit:
         chunk = await request.content.read(limit - len(body))
@@ -160,18 +179,21 @@ def add_routes(
     # Bound coroutine methods: aiohttp wants a coroutine function (a callable instance is
     # deprecated: "Bare functions are deprecated", a DeprecationWarning when the route is
     # added).
-    handle = _Handler(server, trust_host_header, None).handle
+    catch_all = _Handler(server, trust_host_header, None)
     # The busiest paths (JSON-RPC, the card) as plain routes: aiohttp finds those by a dict
     # lookup, where the catch-all below costs a regular expression match per request.
     protocol = server.protocol
     for fixed in dict.fromkeys(p for p in (protocol.jsonrpc_path, protocol.card_path) if p):
-        fixed_handle = _Handler(server, trust_host_header, fixed[1:]).handle
-        app.router.add_route("*", prefix.rstrip("/") + fixed, fixed_handle)
-    app.router.add_route("*", prefix.rstrip("/") + "/{" + _TAIL + ":.*}", handle)
+        handler = _Handler(server, trust_host_header, fixed[1:])
+        path = prefix.rstrip("/") + fixed
+        app.router.add_route("*", path, handler.handle, expect_handler=handler.expect)
+    path = prefix.rstrip("/") + "/{" + _TAIL + ":.*}"
+    app.router.add_route("*", path, catch_all.handle, expect_handler=catch_all.expect)
     # The mount point itself ("/a2a" without the slash), for clients that post JSON-RPC there
     # rather than to the URL the card publishes ("/a2a/"). As a sub-application's empty
     # path, it becomes the bare prefix.
-    app.router.add_route("*", prefix.rstrip("/"), handle)
+    path = prefix.rstrip("/")
+    app.router.add_route("*", path, catch_all.handle, expect_handler=catch_all.expect)
     app.cleanup_ctx.append(_cleanup_ctx(server))
     app.on_shutdown.append(_on_shutdown(server))
 

@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl
 
 import msgspec
 
-__all__ = ["Headers", "HttpRequest", "HttpResponse", "SseResponse"]
+__all__ = ["Headers", "HttpRequest", "HttpResponse", "SseResponse", "content_length_exceeds"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -127,6 +127,27 @@ def _raw_name(name: str) -> bytes | None:
     return key
 
 
+def content_length_exceeds(headers: Headers, limit: int) -> bool:
+    """Whether ``Content-Length`` declares a body longer than ``limit`` bytes.
+
+    The one answer to "may this body be left unread?": an adapter that gets True refuses the
+    body before any of it arrives (it passes an empty body, and the core answers the request
+    as oversized, by this same test). A missing or malformed value (``abc``, ``-1``,
+    ``1, 2``) declares nothing: the HTTP server framed the body (and answers 400 to those
+    values itself), and reading stops at the limit anyway. Never raises.
+    """
+    value = headers.get("content-length")
+    if value is None:
+        return False
+    value = value.strip(" \t")
+    if not value.isascii() or not value.isdigit():  # empty, a sign, a list, a non-ASCII digit
+        return False
+    digits = value.lstrip("0")
+    # Over 18 digits (an exabyte) is over any limit, and spares int() a 5,000-digit string,
+    # which Python refuses (sys.int_max_str_digits).
+    return len(digits) > 18 or int(digits or "0") > limit
+
+
 class HttpRequest(msgspec.Struct, frozen=True):
     """One HTTP request, as the adapter received it, relative to where the core is mounted.
 
@@ -145,7 +166,9 @@ class HttpRequest(msgspec.Struct, frozen=True):
     """The request headers."""
     body: bytes = b""
     """The body. Adapters read at most ``max_body_size + 1`` bytes, so that an oversized body
-    is answered by the core, in the protocol's order of checks, without reading it all."""
+    is answered by the core, in the protocol's order of checks, without reading it all; and
+    none of a body whose ``Content-Length`` is over the limit (`content_length_exceeds`):
+    the core refuses that one by its header, as if it had been read."""
     identity: Any = None
     """The authenticated caller, as set by upstream middleware; ``None`` for anonymous."""
     base_url: str | None = None

@@ -53,7 +53,7 @@ from a2a_core.extensions import (
     extension_response_headers,
     requested_extensions,
 )
-from a2a_core.http import HttpRequest, HttpResponse
+from a2a_core.http import HttpRequest, HttpResponse, content_length_exceeds
 from a2a_core.jsonrpc import (
     V0_3_METHODS,
     V1_METHODS,
@@ -139,7 +139,8 @@ class ProtocolOptions:
     """Refuse a method whose dialect is not the negotiated version (by default a v1.0
     method without the header is served, DIGEST A1)."""
     max_body_size: int = DEFAULT_MAX_BODY_SIZE
-    """Largest request body, in bytes (-32600 / 400 beyond it); adapters read one more."""
+    """Largest request body, in bytes (-32600 / 400 beyond it); adapters read one more, and
+    none of a body whose ``Content-Length`` is over it (refused by that header alone)."""
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
     """Deepest JSON nesting accepted (-32600 / 400 beyond it). The decoders refuse nesting
     beyond `a2a_core.codec.NESTING_LIMIT` (256) as malformed JSON whatever this says, so
@@ -324,8 +325,15 @@ class ServerProtocol:
         """The checks of a body before it is parsed, the same for both bindings: its size,
         its nesting (-32600), then its content type (-32005). ``always_json``: JSON-RPC,
         whose body is JSON even when empty; REST checks the content type of a body only.
-        Each check's common case costs a comparison or two ``bytes.count`` passes."""
-        if len(body) > self.max_body_size:
+        Each check's common case costs a comparison or two ``bytes.count`` passes.
+
+        A body is oversized when it is longer than the limit (the adapter read one byte more)
+        or when its ``Content-Length`` says so: the adapter may then have read none of it,
+        to refuse it at once (`a2a_core.http.content_length_exceeds`), and the reply is the
+        same either way."""
+        if len(body) > self.max_body_size or content_length_exceeds(
+            request.headers, self.max_body_size
+        ):
             raise InvalidRequestError(
                 f"Request body exceeds the limit of {self.max_body_size} bytes"
             )

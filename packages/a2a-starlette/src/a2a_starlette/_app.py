@@ -13,7 +13,7 @@ from starlette.requests import HTTPConnection
 from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import Message, Receive, Scope, Send
 
-from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse
+from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse, content_length_exceeds
 from a2a_core.server import A2AServer
 
 __all__ = ["A2AStarlette", "put_base_url", "put_identity", "put_metadata"]
@@ -135,12 +135,18 @@ class A2AStarlette:
         base_url = overrides.get("base_url")
         if base_url is None and self.trust_host_header:
             base_url = _derived_base_url(scope)
+        headers = Headers(scope["headers"])
+        limit = self.server.max_body_size
+        # A body whose Content-Length is over the limit is refused before any of it is read
+        # (the core answers by the header; receive() is never called, so the server sends no
+        # "100 Continue" for it either).
+        body = b"" if content_length_exceeds(headers, limit) else await _read_body(receive, limit)
         return HttpRequest(
             method=scope["method"],
             path=path or "/",
             query=scope.get("query_string", b"").decode("latin-1"),
-            headers=Headers(scope["headers"]),
-            body=await _read_body(receive, self.server.max_body_size + 1),
+            headers=headers,
+            body=body,
             identity=_identity(scope, overrides),
             base_url=base_url,
             metadata=overrides.get("metadata") or _NO_OVERRIDES,
@@ -167,18 +173,17 @@ def _derived_base_url(scope: Scope) -> str:
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes:
-    """Read the body, keeping at most ``limit`` bytes (the core answers an oversized body)."""
+    """The body; reading stops as soon as it passes ``limit``, keeping one byte more, so that
+    the core's refusal goes out at once. What the client still sends, the server drops after
+    the reply (uvicorn reads it to its end without keeping it, on the same connection)."""
     message = await receive()
     if message["type"] == "http.request" and not message.get("more_body", False):
         whole: bytes = message.get("body", b"")  # the usual case: one message, no copy
-        return whole[:limit]
+        return whole[: limit + 1]
     body = bytearray()
-    while True:
-        if message["type"] == "http.disconnect":
-            break
-        if len(body) < limit:
-            body += message.get("body", b"")[: limit - len(body)]
-        if not message.get("more_body", False):
+    while message["type"] == "http.request":
+        body += message.get("body", b"")[: limit + 1 - len(body)]
+        if not message.get("more_body", False) or len(body) > limit:
             break
         message = await receive()
     return bytes(body)

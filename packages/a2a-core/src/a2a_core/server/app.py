@@ -198,7 +198,8 @@ class A2AServer:
 
     @property
     def max_body_size(self) -> int:
-        """Largest request body; adapters read at most one byte more."""
+        """Largest request body; adapters read at most one byte more, and none of a body
+        whose ``Content-Length`` is over it (`a2a_core.http.content_length_exceeds`)."""
         return self.protocol.max_body_size
 
     # --- lifecycle -----------------------------------------------------------------------

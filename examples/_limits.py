@@ -1,0 +1,132 @@
+"""The limits the examples' servers run with: one place per framework, to copy.
+
+The adapters refuse what is A2A's to refuse (a body over ``max_body_size``, at once). What
+comes before the body (the request line and headers) and how long a client may take to send
+a request are the HTTP server's to bound, and both servers leave part of it open by default:
+docs/adapters.md ("Server limits") says what each setting defends against.
+
+- uvicorn: `UVICORN_SETTINGS`, for ``uvicorn.run(app, **UVICORN_SETTINGS)``. uvicorn bounds
+  neither the size of a request head nor the time a client takes to send a request (its
+  keep-alive timer restarts with every byte); `LimitedH11Protocol`, its h11 protocol with
+  both, does. Behind a reverse proxy that bounds them (docs/adapters.md), plain
+  ``http="httptools"`` is faster.
+- aiohttp: `AIOHTTP_HANDLER_ARGS`, for ``web.Application(handler_args=...)``. Its parser
+  limits header lines and count by default; the settings say so explicitly, and shorten
+  the keep-alive timeout, which is also how long aiohttp waits for a request head.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+#: Largest request head (request line and headers), in bytes.
+MAX_HEAD_SIZE = 16 * 1024
+#: Most header fields in one request.
+MAX_HEADERS = 100
+#: Seconds a client has to send a whole request, head and body, from the moment the server
+#: waits for one (the connection opened, or the previous reply ended). 8 MiB (the default
+#: ``max_body_size``) in 30 s needs some 280 KB/s of upload.
+REQUEST_DEADLINE = 30.0
+
+
+class _LimitedHeads(h11.Connection):
+    """h11's server side, refusing a head over `MAX_HEAD_SIZE` or `MAX_HEADERS` however it
+    arrived: h11's own ``max_incomplete_event_size`` bounds only a head still incomplete, so
+    one that comes whole in a single read passes whatever its size."""
+
+    def next_event(self) -> Any:
+        event = super().next_event()
+        if isinstance(event, h11.Request):
+            size = len(event.method) + len(event.target) + 12  # "GET / HTTP/1.1\r\n"
+            size += sum(len(name) + len(value) + 4 for name, value in event.headers)
+            if len(event.headers) > MAX_HEADERS or size > MAX_HEAD_SIZE:
+                # uvicorn answers it with a 400 and closes the connection.
+                raise h11.RemoteProtocolError("Request head too large", error_status_hint=431)
+        return event
+
+
+class LimitedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol (``http="h11"``) with a head limit and a request deadline.
+
+    The head: at most `MAX_HEAD_SIZE` bytes and `MAX_HEADERS` fields, else a 400. The
+    deadline: a request, head and body, must arrive within `deadline` seconds, else the
+    connection is closed; so a client sending a byte at a time (slowloris) holds it no
+    longer. Once the request is in no deadline applies, so a reply may stream for hours.
+    Built on uvicorn's own class: its ``conn`` (the h11 connection), ``loop``,
+    ``transport`` and ``logger``, and the hooks it calls on data and at the end of a reply.
+    """
+
+    deadline: float = REQUEST_DEADLINE
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        incomplete = self.config.h11_max_incomplete_event_size or MAX_HEAD_SIZE
+        self.conn = _LimitedHeads(h11.SERVER, max_incomplete_event_size=incomplete)
+        self._deadline_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._watch()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._watch()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._watch()  # the next request starts (or a pipelined one has already arrived)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_deadline()
+        super().connection_lost(exc)
+
+    def _watch(self) -> None:
+        """Run the deadline while the client owes a head or a body, and only then."""
+        if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+            self._stop_deadline()
+        elif self._deadline_timer is None and not self.transport.is_closing():
+            self._deadline_timer = self.loop.call_later(self.deadline, self._deadline_passed)
+
+    def _stop_deadline(self) -> None:
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+            self._deadline_timer = None
+
+    def _deadline_passed(self) -> None:
+        self._deadline_timer = None
+        if not self.transport.is_closing():
+            self.logger.warning("Closing a connection whose request took too long to arrive.")
+            self.transport.close()
+
+
+#: ``uvicorn.run(app, **UVICORN_SETTINGS)`` (or ``uvicorn.Config``).
+UVICORN_SETTINGS: dict[str, Any] = {
+    # h11 with a head limit and a request deadline (above).
+    "http": LimitedH11Protocol,
+    # What h11 buffers of a head still incomplete (uvicorn's default for h11, said aloud).
+    "h11_max_incomplete_event_size": MAX_HEAD_SIZE,
+    # An idle keep-alive connection is closed after this many seconds (uvicorn's default).
+    "timeout_keep_alive": 5,
+    # Connections and requests at once; beyond it, new requests get a 503. Every open SSE
+    # stream counts: size it for your subscribers.
+    "limit_concurrency": 1000,
+    # A2A has no WebSocket: an upgrade request is served as the plain HTTP request it is.
+    "ws": "none",
+}
+
+#: ``web.Application(handler_args=AIOHTTP_HANDLER_ARGS)``: the application carries them to
+#: whatever runs it (``web.run_app`` or an ``AppRunner``). Not ``run_app(handler_args=...)``:
+#: aiohttp drops unknown handler keywords there, with only a warning.
+AIOHTTP_HANDLER_ARGS: dict[str, Any] = {
+    # Seconds an idle keep-alive connection stays open; also how long aiohttp waits for a
+    # whole request head after the connection opened or the previous reply ended
+    # (run_app's default is 75, a bare AppRunner's 3630).
+    "keepalive_timeout": 15,
+    "max_line_size": 8190,  # the request line (aiohttp's default)
+    "max_field_size": 8190,  # one header line (aiohttp's default)
+    "max_headers": MAX_HEADERS,  # how many headers (aiohttp's default: 128)
+}
