@@ -127,12 +127,20 @@ def serve(
         add_routes(app, server)  # also starts and stops the server with the app
         web.run_app(app, host=args.host, port=args.port, print=None)
     else:
-        import uvicorn
         from _limits import UVICORN_SETTINGS
 
         from a2a_starlette import A2AStarlette
+        from a2a_starlette import serve as serve_uvicorn
 
         asgi: Any = A2AStarlette(server)  # runs the server in the ASGI lifespan
         for middleware in reversed(asgi_middleware):
             asgi = middleware(asgi)
-        uvicorn.run(asgi, host=args.host, port=args.port, log_level="warning", **UVICORN_SETTINGS)
+        # uvicorn, shutting the A2A server down first on SIGTERM (bounded; see docs).
+        serve_uvicorn(
+            asgi,
+            server,
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+            **UVICORN_SETTINGS,
+        )

@@ -71,10 +71,9 @@ async def _in_daemon_thread(limiter: anyio.CapacityLimiter, agent: Agent, ctx: T
             outcome.append((True, context.run(agent, ctx)))
         except BaseException as exc:
             outcome.append((False, exc))
-        try:
+        # The loop may be gone (the agent was abandoned at shutdown): nobody waits then.
+        with contextlib.suppress(Exception):
             anyio.from_thread.run_sync(done.set, token=token)
-        except Exception:
-            pass
 
     async with limiter:
         threading.Thread(target=run, name="a2a-sync-agent", daemon=True).start()
