@@ -86,6 +86,7 @@ def main() -> None:
         keep_alive_interval=args.keep_alive,
         push_allow_hosts=["127.0.0.1/32"],
         backend=backend,
+        shutdown_grace=0.5,
     )
     print(f"replica {backend.replica_id} on {url} ({args.adapter})", flush=True)
     if args.adapter == "aiohttp":
@@ -97,11 +98,9 @@ def main() -> None:
         add_routes(app, server)
         web.run_app(app, host="127.0.0.1", port=args.port, print=None)
     else:
-        import uvicorn
+        from a2a_starlette import A2AStarlette, serve
 
-        from a2a_starlette import A2AStarlette
-
-        uvicorn.run(A2AStarlette(server), host="127.0.0.1", port=args.port, log_level="warning")
+        serve(A2AStarlette(server), server, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from redis.asyncio import Redis
 from redis_harness import (
     Receiver,
     Replica,
@@ -29,6 +30,7 @@ from redis_harness import (
     state_of,
 )
 
+from a2a_core.server.app import SHUTDOWN_TEXT
 from a2a_redis import HOST_LOST_TEXT
 
 pytestmark = pytest.mark.anyio
@@ -221,6 +223,44 @@ async def test_kill_9_of_the_running_replica_fails_its_tasks(
             assert sorted(failed_pushes(receiver)) == sorted(tasks)
     finally:
         doomed.kill()
+        survivor.stop()
+
+
+@pytest.mark.parametrize("adapter", ["starlette", "aiohttp"])
+async def test_a_replica_stopped_cleanly_fails_and_releases_its_tasks_at_once(
+    adapter: str, redis_url: str, prefix: str, tmp_path: Path, client: httpx.AsyncClient
+) -> None:
+    """SIGTERM: the stopping replica fails its own running tasks (after its grace), so the
+    survivor's subscriber hears it at once, not after the lease (a minute here)."""
+    lease_ttl = 60.0
+    stopping = Replica(adapter, redis_url, prefix, tmp_path / "stopping.log", lease_ttl=lease_ttl)
+    survivor = Replica(
+        "starlette", redis_url, prefix, tmp_path / "survivor.log", lease_ttl=lease_ttl
+    )
+    try:
+        stopping.wait_ready()
+        survivor.wait_ready()
+        sent = await result(
+            client, stopping.url, "SendMessage", send_params("wait", returnImmediately=True)
+        )
+        task_id = sent["task"]["id"]
+        async with Sse(client, survivor.url, "SubscribeToTask", {"id": task_id}) as watcher:
+            assert await watcher.next() is not None
+            stopping.process.terminate()
+            with anyio.fail_after(20):  # far below the lease: only the replica itself fails it
+                frames = await watcher.rest()
+                exit_code = await anyio.to_thread.run_sync(stopping.process.wait)
+        final = frames[-1][1]["result"]["statusUpdate"]["status"]
+        assert final["state"] == "TASK_STATE_FAILED"
+        assert final["message"]["parts"][0]["text"] == SHUTDOWN_TEXT
+        assert exit_code in (0, -15)  # uvicorn re-raises SIGTERM once it has shut down
+        redis = Redis.from_url(redis_url)
+        try:
+            assert await redis.zcard(f"{prefix}replicas") == 1  # only the survivor is left
+        finally:
+            await redis.aclose()
+    finally:
+        stopping.kill()
         survivor.stop()
 
 
