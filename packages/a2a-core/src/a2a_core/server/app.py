@@ -41,6 +41,7 @@ from a2a_core.server._background import Background
 from a2a_core.server.agent import Agent
 from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.extensions import Extension
+from a2a_core.server.guards import ExecutionGuards, Guards
 from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.messages import Invocation, agent_message, new_id
 from a2a_core.server.ownership import TaskOwner, owner_by_identity
@@ -119,6 +120,9 @@ class A2AServer:
         keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
+        guards: Limits on running agents, the inactivity timeout, the expiry of unanswered
+            interrupted tasks (:class:`~a2a_core.server.guards.ExecutionGuards`; its
+            defaults when ``None``).
     """
 
     def __init__(
@@ -139,6 +143,7 @@ class A2AServer:
         backend: Backend | None = None,
         push_allow_hosts: Sequence[str] = (),
         push_allow_private: bool = False,
+        guards: ExecutionGuards | None = None,
     ) -> None:
         self.protocol = ServerProtocol(
             card,
@@ -173,6 +178,10 @@ class A2AServer:
             push_enabled=self.push_enabled,
         )
         self.runtime = Runtime(agent=agent, storage=self.storage)
+        #: The execution guards at work (see :mod:`a2a_core.server.guards`); their sweep
+        #: runs as the last service.
+        self.guards = Guards(guards if guards is not None else ExecutionGuards(), self.runtime)
+        self.services = (*self.services, self.guards.service)
         self._task_group: TaskGroup | None = None
         self._background: Background | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
@@ -419,6 +428,7 @@ class A2AServer:
         execution = Execution(
             self.runtime, invocation, eager=eager or existing is not None, loop=background.loop
         )
+        self.guards.admit(execution)  # may refuse it: nothing is written yet
         self.runtime.register(execution)
         background.start(execution)
         return execution
