@@ -18,10 +18,11 @@ guard ending a task is the server's verdict that it did not finish, and says why
 Nothing runs per task and nothing is added to the path of an event: admission is a count
 kept as executions start and end (`Runtime.on_ended`), and one periodic sweep, a service
 beside the server (:meth:`Guards.service`), finds the inactive executions (by comparing each
-running task's version with the one it saw before) and the interrupted tasks that are due
-(a heap of deadlines, fed as executions end leaving their task interrupted). The sweep only
-knows what ran on this server: on a shared backend, a task interrupted before a restart of
-its replica is not expired by the restarted one.
+running task's version with the one it saw at its last look: an agent is silent from the
+first look that saw its task unchanged, so the timeout is met within one sweep interval)
+and the interrupted tasks that are due (a heap of deadlines, fed as executions end leaving
+their task interrupted). The sweep only knows what ran on this server: on a shared backend,
+a task interrupted before a restart of its replica is not expired by the restarted one.
 """
 
 from __future__ import annotations
@@ -123,10 +124,14 @@ class Guards:
     def __init__(self, options: ExecutionGuards, runtime: Runtime) -> None:
         self.options = options
         self._runtime = runtime
+        # Read on every SendMessage: plain attributes, not a walk through the options.
+        self._max_running = options.max_running
+        self._per_owner = options.max_running_per_owner
+        self._expiry = options.interrupted_ttl is not None
         #: Running executions per owner (kept only with a per-owner limit).
         self._by_owner: dict[str, int] = {}
-        #: Inactivity: per running execution, its task's version when last seen changing,
-        #: and when (monotonic seconds).
+        #: Inactivity: per running execution (as of the last sweep), its task's version
+        #: when the sweep last saw it change, and when (clock seconds).
         self._seen: dict[Execution, tuple[int, float]] = {}
         self._stopped: set[Execution] = set()
         #: Expiry: each tracked task's deadline (clock seconds) and the status timestamp it
@@ -139,21 +144,21 @@ class Guards:
         self.interval: float | None = (
             min(_MAX_SWEEP_INTERVAL, *(t / 4 for t in timeouts)) if timeouts else None
         )
-        runtime.on_ended = self._ended
+        if self._per_owner is not None or self._expiry:
+            runtime.on_ended = self._ended
 
     # --- admission -----------------------------------------------------------------------
 
     def admit(self, execution: Execution) -> None:
         """Count ``execution`` in, about to be registered and started; or refuse it with
         `ResourceExhaustedError` when it would be one too many."""
-        options = self.options
-        limit = options.max_running
+        limit = self._max_running
         if limit is not None and len(self._runtime.executions) >= limit:
             raise ResourceExhaustedError(
                 "The server is running as many tasks as it may: try again later",
                 metadata={"scope": "server", "limit": str(limit)},
             )
-        per_owner = options.max_running_per_owner
+        per_owner = self._per_owner
         if per_owner is not None:
             owner = execution.invocation.owner
             running = self._by_owner.get(owner, 0)
@@ -163,26 +168,21 @@ class Guards:
                     metadata={"scope": "owner", "limit": str(per_owner)},
                 )
             self._by_owner[owner] = running + 1
-        if options.inactivity_timeout is not None:
-            self._seen[execution] = (0, options.clock())
         if self._deadlines and execution.invocation.task is not None:
             self._deadlines.pop(execution.task_id, None)  # continued: no longer waiting
 
     def _ended(self, execution: Execution) -> None:
         # Called from the execution's ``finally``: only bookkeeping, nothing that can fail.
-        if self.options.max_running_per_owner is not None:
+        if self._per_owner is not None:
             owner = execution.invocation.owner
             left = self._by_owner.get(owner, 0) - 1
             if left > 0:
                 self._by_owner[owner] = left
             else:
                 self._by_owner.pop(owner, None)
-        if self._seen:
-            self._seen.pop(execution, None)
-            self._stopped.discard(execution)
-        if self.options.interrupted_ttl is not None:
+        if self._expiry:
             writer = execution.task.writer
-            if writer is not None and not writer.lost:
+            if writer is not None and writer.task.status.state in _INTERRUPTED and not writer.lost:
                 self._track(writer.task)
 
     # --- the sweep -----------------------------------------------------------------------
@@ -218,20 +218,27 @@ class Guards:
             await self._expire_interrupted(options.interrupted_ttl, options.clock())
 
     async def _stop_inactive(self, timeout: float, now: float) -> None:
-        seen = self._seen
+        # Rebuilt at each look, from what runs now: the ended executions fall out by
+        # themselves, and nothing needs doing as one starts or ends.
+        previous, seen = self._seen, {}
+        running = self._runtime.executions
+        stopped = {e for e in self._stopped if running.get(e.task_id) is e}
         inactive: list[Execution] = []
-        for execution in list(self._runtime.executions.values()):
-            if execution in self._stopped:
+        for execution in list(running.values()):
+            if execution in stopped:
                 continue  # stopped already, still unwinding (a thread, say)
             writer = execution.task.writer
             version = writer.stored.version if writer is not None else 0
-            last = seen.get(execution)
+            last = previous.get(execution)
             if last is None or last[0] != version:
-                seen[execution] = (version, now)  # it reported since the last look
+                last = (version, now)  # new, or it reported since the last look
             elif now - last[1] >= timeout:
                 inactive.append(execution)
+            seen[execution] = last
+        self._seen = seen
+        self._stopped = stopped
         text = INACTIVITY_TEXT.format(duration=describe_duration(timeout))
-        self._stopped.update(inactive)
+        stopped.update(inactive)
         for execution in inactive:
             logger.info(
                 "the agent of task %s reported nothing for %s: stopping it",

@@ -59,24 +59,16 @@ class Runtime:
         self.agent = agent
         self.storage = storage
         #: The executions running now, by task id: registered by `register`, removed by the
-        #: execution itself when it ends (`unregister`).
+        #: execution itself when it ends.
         self.executions: dict[str, Execution] = {}
-        #: Called with each execution as it ends, when set (the guards count what runs).
+        #: Called by each execution as it ends, after it left ``executions``, when set (the
+        #: guards count what runs); it must not raise.
         self.on_ended: Callable[[Execution], None] | None = None
         self._agent_kind: tuple[Agent, str] | None = None
 
     def register(self, execution: Execution) -> None:
         """Record ``execution`` as its task's running execution, until it ends."""
         self.executions[execution.task_id] = execution
-
-    def unregister(self, execution: Execution) -> None:
-        """Forget ``execution``, which has ended (the execution calls it, once)."""
-        executions = self.executions
-        if executions.get(execution.task_id) is execution:
-            del executions[execution.task_id]
-        on_ended = self.on_ended
-        if on_ended is not None:
-            on_ended(execution)
 
     def agent_kind(self) -> str:
         """How to call the agent: ``generator``, ``coroutine`` or ``sync`` (cached: the
@@ -160,7 +152,12 @@ class Execution:
             logger.exception("agent raised while handling task %s", self.task_id)
             await self._fail(exc)
         finally:
-            self.runtime.unregister(self)
+            runtime = self.runtime
+            executions = runtime.executions
+            if executions.get(self.task_id) is self:
+                del executions[self.task_id]
+            if runtime.on_ended is not None:
+                runtime.on_ended(self)
             self.started.set()
             self.settled.set()
             self.done.set()
@@ -197,7 +194,7 @@ class Execution:
                 self.settled.set()
 
         writer.on_change(on_change)
-        writer.on_lost(self._lost)
+        writer.on_lost = self._lost
         # The task as it stood when it came into existence (a follow-up: just recorded):
         # a stream starts from here, whatever the agent has done by the time it is read.
         self.first_snapshot = writer.stored

@@ -108,7 +108,9 @@ class TaskWriter:
         self._changed = Signal()
         self._listeners: list[Callable[[Task], None]] = []
         self._lost = False
-        self._lost_listeners: list[Callable[[], None]] = []
+        #: Called once if the store loses the task (the execution watching it stops its
+        #: agent); keep it quick.
+        self.on_lost: Callable[[], None] | None = None
 
     @property
     def task(self) -> Task:
@@ -128,10 +130,6 @@ class TaskWriter:
     def on_change(self, listener: Callable[[Task], None]) -> None:
         """Call ``listener(task)`` after every change (in the writer's task; keep it quick)."""
         self._listeners.append(listener)
-
-    def on_lost(self, listener: Callable[[], None]) -> None:
-        """Call ``listener()`` once if the store loses the task (keep it quick)."""
-        self._lost_listeners.append(listener)
 
     async def wait_changed(self) -> None:
         """Wait for the next change."""
@@ -247,8 +245,8 @@ class TaskWriter:
             await self._storage.events.forget(task_id)  # its streams end now
         except Exception:
             logger.debug("could not drop the event log of lost task %s", task_id, exc_info=True)
-        for listener in self._lost_listeners:
-            listener()
+        if self.on_lost is not None:
+            self.on_lost()
         return False
 
     async def _write(self, updated: Task, event: StreamResponse) -> StoredTask:
