@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from a2a_core import errors
+from a2a_core.server import ExecutionGuards
 
 DOCS = Path(__file__).parents[2] / "docs"
 
@@ -19,3 +21,13 @@ def test_error_table_row_matches_the_class(cls: type[errors.A2AError]) -> None:
         f"{cls.default_message} |"
     )
     assert row in (DOCS / "errors.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "field",
+    [f for f in dataclasses.fields(ExecutionGuards) if f.name != "clock"],
+    ids=lambda f: f.name,
+)
+def test_guard_defaults_are_the_documented_ones(field: dataclasses.Field[object]) -> None:
+    row = f"| `{field.name}` | `{field.default!r}` |"
+    assert row in (DOCS / "server.md").read_text()

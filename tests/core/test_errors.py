@@ -10,6 +10,7 @@ import pytest
 from a2a_core import errors
 from a2a_core.errors import (
     ERROR_CLASSES,
+    LIBRARY_ERROR_DOMAIN,
     A2AError,
     AuthenticatedExtendedCardNotConfiguredError,
     ContentTypeNotSupportedError,
@@ -20,6 +21,8 @@ from a2a_core.errors import (
     InvalidParamsError,
     InvalidRequestError,
     LocalProtocolError,
+    ResourceExhaustedError,
+    ServerUnavailableError,
     TaskNotCancelableError,
     TaskNotFoundError,
     VersionNotSupportedError,
@@ -67,6 +70,9 @@ TABLE = [
     # Ours, not the spec's: answered by a server that is shutting down.
     (-32050, "ServerUnavailableError", "SERVER_UNAVAILABLE", "The server is unavailable",
      503, 503, "UNAVAILABLE", "UNAVAILABLE"),
+    # The library's own (not A2A's): a server-range code far from A2A's, HTTP 429.
+    (-32099, "ResourceExhaustedError", "RESOURCE_EXHAUSTED", "The server is busy: try again later",
+     429, 429, "RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED"),
 ]  # fmt: skip
 
 ERROR_INFO = (
@@ -134,9 +140,16 @@ def test_a2a_reason_is_the_name_in_upper_snake_case(cls: type[A2AError]) -> None
     assert cls.reason == expected
 
 
-@pytest.mark.parametrize("code", [0, -32000, -32010, -32099, -32604, 200])
+@pytest.mark.parametrize("code", [0, -32000, -32010, -32098, -32604, 200])
 def test_unknown_code_has_no_class(code: int) -> None:
     assert error_class_for_code(code) is None
+
+
+def test_only_the_library_errors_leave_the_a2a_domain() -> None:
+    # A reason A2A does not define must not pose as one of A2A's.
+    ours = {cls for cls in ERROR_CLASSES if cls.domain == LIBRARY_ERROR_DOMAIN}
+    assert ours == {ResourceExhaustedError, ServerUnavailableError}
+    assert all(cls.domain == "a2a-protocol.org" for cls in set(ERROR_CLASSES) - ours)
 
 
 def test_v0_3_alias_is_the_same_class() -> None:
@@ -232,6 +245,13 @@ V1_CASES = [
         ),
         id="version",
     ),
+    pytest.param(
+        ResourceExhaustedError("busy", metadata={"scope": "server"}),
+        '{"code":-32099,"message":"busy","data":[{"@type":"type.googleapis.com/google.rpc.'
+        'ErrorInfo","reason":"RESOURCE_EXHAUSTED","domain":"a2a-py.dev","metadata":'
+        '{"scope":"server"}}]}',
+        id="library-error-in-its-own-domain",
+    ),
 ]
 
 
@@ -323,6 +343,15 @@ REST_CASES = [
             BAD_REQUEST + '[{"field":"id","description":"required"}]}',
         ),
         id="bad-request",
+    ),
+    pytest.param(
+        ResourceExhaustedError(),
+        "v1.0.1",
+        429,
+        '{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","message":"The server is busy: '
+        'try again later","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo",'
+        '"reason":"RESOURCE_EXHAUSTED","domain":"a2a-py.dev"}]}}',
+        id="resource-exhausted",
     ),
 ]
 

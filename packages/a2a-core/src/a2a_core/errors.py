@@ -35,6 +35,7 @@ from a2a_core.operations import Dialect
 __all__ = [
     "ERROR_CLASSES",
     "ERROR_INFO_DOMAIN",
+    "LIBRARY_ERROR_DOMAIN",
     "A2AError",
     "AuthenticatedExtendedCardNotConfiguredError",
     "BadRequest",
@@ -54,6 +55,7 @@ __all__ = [
     "LocalProtocolError",
     "MethodNotFoundError",
     "PushNotificationNotSupportedError",
+    "ResourceExhaustedError",
     "RestErrorBody",
     "RestStatus",
     "ServerUnavailableError",
@@ -72,6 +74,9 @@ __all__ = [
 
 #: ``ErrorInfo.domain`` of every A2A error (DIGEST §4.2).
 ERROR_INFO_DOMAIN: Final = "a2a-protocol.org"
+#: ``ErrorInfo.domain`` of the errors this library adds to A2A's: their reasons are ours,
+#: and must never be read as (or collide with) a reason the A2A spec defines later.
+LIBRARY_ERROR_DOMAIN: Final = "a2a-py.dev"
 
 _ERROR_INFO_TYPE: Final = "type.googleapis.com/google.rpc.ErrorInfo"
 _BAD_REQUEST_TYPE: Final = "type.googleapis.com/google.rpc.BadRequest"
@@ -131,6 +136,8 @@ class A2AError(Exception):
     grpc_status: ClassVar[str] = "INTERNAL"
     #: Canonical gRPC code name in the v1.0.1 mapping.
     grpc_status_v1_0_1: ClassVar[str] = "INTERNAL"
+    #: ``google.rpc.ErrorInfo.domain``: whose ``reason`` this is.
+    domain: ClassVar[str] = ERROR_INFO_DOMAIN
 
     message: str
     data: object | None
@@ -341,6 +348,24 @@ class ServerUnavailableError(A2AError):
     reason = "SERVER_UNAVAILABLE"
     http_status = http_status_v1_0_1 = 503
     grpc_status = grpc_status_v1_0_1 = "UNAVAILABLE"
+    domain = LIBRARY_ERROR_DOMAIN
+
+
+class ResourceExhaustedError(A2AError):
+    """The server is at a limit it was configured with (too many running tasks, for the
+    server or for the caller); retrying later may succeed.
+
+    Not an A2A error: A2A defines none for "busy", so this one takes a code of the
+    JSON-RPC server range far from A2A's own (which count up from -32001), the HTTP status
+    and gRPC code of an exhausted quota, and its ErrorInfo the library's own domain.
+    """
+
+    code = -32099
+    default_message = "The server is busy: try again later"
+    reason = "RESOURCE_EXHAUSTED"
+    http_status = http_status_v1_0_1 = 429
+    grpc_status = grpc_status_v1_0_1 = "RESOURCE_EXHAUSTED"
+    domain = LIBRARY_ERROR_DOMAIN
 
 
 #: Every concrete error class, in code order: the error table, readable as data.
@@ -360,6 +385,7 @@ ERROR_CLASSES: Final[tuple[type[A2AError], ...]] = (
     ExtensionSupportRequiredError,
     VersionNotSupportedError,
     ServerUnavailableError,
+    ResourceExhaustedError,
 )
 
 _BY_CODE: Final[dict[int, type[A2AError]]] = {cls.code: cls for cls in ERROR_CLASSES}
@@ -406,7 +432,7 @@ class ErrorInfo(msgspec.Struct, frozen=True, omit_defaults=True):
     reason: str
     """The error's reason, e.g. ``TASK_NOT_FOUND``."""
     domain: str
-    """Always ``a2a-protocol.org``."""
+    """``a2a-protocol.org`` for A2A's errors, ``a2a-py.dev`` for the library's own."""
     metadata: dict[str, str] = {}
     """Extra string facts about this occurrence; omitted when empty."""
 
@@ -463,7 +489,7 @@ class RestErrorBody(msgspec.Struct, frozen=True, omit_defaults=True):
 
 def _details(err: A2AError) -> list[ErrorInfo | BadRequest]:
     details: list[ErrorInfo | BadRequest] = [
-        ErrorInfo(_ERROR_INFO_TYPE, err.reason, ERROR_INFO_DOMAIN, err.metadata)
+        ErrorInfo(_ERROR_INFO_TYPE, err.reason, err.domain, err.metadata)
     ]
     if isinstance(err, InvalidParamsError) and err.field_violations:
         details.append(BadRequest(_BAD_REQUEST_TYPE, err.field_violations))

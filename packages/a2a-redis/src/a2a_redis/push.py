@@ -344,6 +344,15 @@ class PushWorker:
                     logger.warning("push worker lost Redis (%s); reconnecting", exc)
                     await anyio.sleep(delay)
                     delay = min(delay * 2, 1.0)
+                except redis_errors.ResponseError as exc:
+                    # The queue was deleted under the blocked read (UNBLOCKED) or before it
+                    # (NOGROUP): Redis lost its data. Create the queue again and go on.
+                    if "UNBLOCKED" not in str(exc) and "NOGROUP" not in str(exc):
+                        raise
+                    logger.warning(
+                        "the push queue vanished from Redis (did it lose its data?); "
+                        "creating it again"
+                    )
         finally:
             with anyio.CancelScope(shield=True):
                 await client.aclose()

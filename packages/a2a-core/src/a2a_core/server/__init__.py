@@ -10,6 +10,7 @@ from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.context import TaskContext
 from a2a_core.server.events import EventLog, ImmediateEventLog, LoggedEvent
 from a2a_core.server.extensions import Extension, TimestampExtension
+from a2a_core.server.guards import ExecutionGuards
 from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.memory_store import InMemoryTaskStore
@@ -33,6 +34,7 @@ __all__ = [
     "AuthorizeTask",
     "Backend",
     "EventLog",
+    "ExecutionGuards",
     "ExtendedCard",
     "Extension",
     "ImmediateEventLog",

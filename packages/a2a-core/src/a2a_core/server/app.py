@@ -42,6 +42,7 @@ from a2a_core.server._background import Background
 from a2a_core.server.agent import Agent
 from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.extensions import Extension
+from a2a_core.server.guards import ExecutionGuards, Guards
 from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.messages import Invocation, agent_message, new_id
 from a2a_core.server.ownership import TaskOwner, owner_by_identity
@@ -131,6 +132,9 @@ class A2AServer:
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
         shutdown_grace: Seconds running agents get to finish when the server stops (see
             :meth:`shutdown`); then their tasks are failed and the agents cancelled.
+        guards: Limits on running agents, the inactivity timeout, the expiry of unanswered
+            interrupted tasks (:class:`~a2a_core.server.guards.ExecutionGuards`; its
+            defaults when ``None``).
     """
 
     def __init__(
@@ -152,6 +156,7 @@ class A2AServer:
         push_allow_hosts: Sequence[str] = (),
         push_allow_private: bool = False,
         shutdown_grace: float = 5.0,
+        guards: ExecutionGuards | None = None,
     ) -> None:
         self.protocol = ServerProtocol(
             card,
@@ -192,6 +197,10 @@ class A2AServer:
         #: Set when `shutdown` begins: every call is then refused (ServerUnavailableError).
         self.stopping = False
         self._shutdown_done: anyio.Event | None = None
+        #: The execution guards at work (see :mod:`a2a_core.server.guards`); their sweep
+        #: runs as the last service.
+        self.guards = Guards(guards if guards is not None else ExecutionGuards(), self.runtime)
+        self.services = (*self.services, self.guards.service)
         self._task_group: TaskGroup | None = None
         self._background: Background | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
@@ -515,6 +524,7 @@ class A2AServer:
         execution = Execution(
             self.runtime, invocation, eager=eager or existing is not None, loop=background.loop
         )
+        self.guards.admit(execution)  # may refuse it: nothing is written yet
         self.runtime.register(execution)
         background.start(execution)
         return execution

@@ -15,7 +15,7 @@ import contextvars
 import inspect
 import logging
 import threading
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Final
 
 import anyio
@@ -31,7 +31,7 @@ from a2a_core.server.context import TaskContext
 from a2a_core.server.messages import Invocation, agent_message
 from a2a_core.server.storage import Storage
 from a2a_core.server.store import StoredTask
-from a2a_core.server.writes import TaskHandle, TaskWriter
+from a2a_core.server.writes import TaskHandle, TaskLostError, TaskWriter
 from a2a_core.types import (
     TERMINAL_STATES,
     Artifact,
@@ -101,6 +101,9 @@ class Runtime:
         #: The executions running now, by task id: registered by `register`, removed by the
         #: execution itself when it ends.
         self.executions: dict[str, Execution] = {}
+        #: Called by each execution as it ends, after it left ``executions``, when set (the
+        #: guards count what runs); it must not raise.
+        self.on_ended: Callable[[Execution], None] | None = None
         self._agent_kind: tuple[Agent, str] | None = None
         self._sync_limiter: anyio.CapacityLimiter | None = None
 
@@ -153,6 +156,8 @@ class Execution:
         # Created when the execution starts; a cancel that comes first is remembered.
         self._scope: anyio.CancelScope | None = None
         self._cancel_requested = False
+        # Set by `stop`: the status message of the FAILED task, once the agent is stopped.
+        self._stop_text: str | None = None
         # Signals, not anyio Events: most are never waited for (see ``_sync``).
         #: Set when the task exists, a message-only reply is ready, or the execution failed
         #: before creating a task: what a streaming or non-blocking request waits for.
@@ -183,6 +188,8 @@ class Execution:
                     await self.task.ensure()
                 result = await self._invoke()
                 await self._finish(result)
+            if self._stop_text is not None:  # stopped by a guard before it wrote FAILED
+                await self._fail(None, self._stop_text)
         except A2AError as exc:
             if self.task.writer is None:
                 self.error = exc
@@ -192,18 +199,41 @@ class Execution:
             logger.exception("agent raised while handling task %s", self.task_id)
             await self._fail(exc)
         finally:
-            executions = self.runtime.executions
+            runtime = self.runtime
+            executions = runtime.executions
             if executions.get(self.task_id) is self:
                 del executions[self.task_id]
+            if runtime.on_ended is not None:
+                runtime.on_ended(self)
             self.started.set()
             self.settled.set()
             self.done.set()
 
     def cancel_soon(self) -> None:
-        """Cancel the agent; it stops at its next checkpoint (the task is already CANCELED)."""
+        """Cancel the agent; it stops at its next checkpoint (the task has already ended,
+        or is about to: a cancel writes CANCELED first, a guard FAILED)."""
         self._cancel_requested = True
         if self._scope is not None:
             self._scope.cancel()
+
+    async def stop(self, text: str) -> None:
+        """Stop the agent and fail its task with ``text`` as status message (a guard ran
+        out). FAILED is written first when the task exists, as a cancel writes CANCELED
+        first, so that whatever the agent reports while it unwinds is dropped; otherwise
+        the execution writes it once the agent has stopped."""
+        self._stop_text = text
+        writer = self.task.writer
+        if writer is not None and writer.task.status.state not in TERMINAL_STATES:
+            await writer.status(TaskState.FAILED, self.context.agent_message(text))
+        self.cancel_soon()
+
+    def _lost(self) -> None:
+        # The store lost the task (see `writes`): the writer said so in the log; stop the
+        # agent, and answer a request still waiting with an error, never the lost task.
+        self.error = TaskLostError()
+        self.cancel_soon()
+        self.started.set()
+        self.settled.set()
 
     def _watch(self, writer: TaskWriter) -> None:
         def on_change(task: Task) -> None:
@@ -211,6 +241,7 @@ class Execution:
                 self.settled.set()
 
         writer.on_change(on_change)
+        writer.on_lost = self._lost
         # The task as it stood when it came into existence (a follow-up: just recorded):
         # a stream starts from here, whatever the agent has done by the time it is read.
         self.first_snapshot = writer.stored
@@ -295,11 +326,11 @@ class Execution:
             return
         raise TypeError(f"an agent cannot return a {type(result).__name__}")
 
-    async def _fail(self, exc: BaseException) -> None:
+    async def _fail(self, exc: BaseException | None, text: str = FAILURE_TEXT) -> None:
         with anyio.CancelScope(shield=True):
             try:
                 writer = await self.task.ensure()
                 if writer.task.status.state not in TERMINAL_STATES:
-                    await writer.status(TaskState.FAILED, self.context.agent_message(FAILURE_TEXT))
+                    await writer.status(TaskState.FAILED, self.context.agent_message(text))
             except Exception:
                 logger.exception("could not record the failure of task %s", self.task_id)

@@ -14,6 +14,12 @@ from cancellation, so cancelling an agent never leaves the log and the store dis
 task that reached a terminal state takes no more events: late ones are dropped (and logged),
 which is how a cancel always wins over an agent that finishes late. Which road a write takes
 (immediate, logged, general) is the backend's capability (see `storage`).
+
+A task can also vanish from under its writer: a store that lost its data (a Redis flushed,
+or restarted empty) answers a write with "not stored". That is no race to retry: the writer
+says so once in the log (a warning, no traceback), drops the task's log so that its streams
+end, tells its listeners (the execution cancels the agent, and a waiting request is answered
+`TaskLostError`), and drops every later event, as for a terminal task.
 """
 
 from __future__ import annotations
@@ -27,7 +33,12 @@ from typing import Any
 import anyio
 import msgspec
 
-from a2a_core.errors import TaskNotCancelableError, UnsupportedOperationError
+from a2a_core.errors import (
+    InternalError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 from a2a_core.lifecycle import apply_event
 from a2a_core.server._sync import Signal
 from a2a_core.server.events import EventLogClosedError, ImmediateEventLog
@@ -47,9 +58,17 @@ from a2a_core.types import (
     TaskStatusUpdateEvent,
 )
 
-__all__ = ["TaskHandle", "TaskWriter", "new_artifact", "utc_now"]
+__all__ = ["TaskHandle", "TaskLostError", "TaskWriter", "new_artifact", "utc_now"]
 
 logger = logging.getLogger("a2a_core.server")
+
+
+class TaskLostError(InternalError):
+    """The task store lost a task while it was being worked on (its data was flushed, or it
+    restarted empty): a request that waited on the task gets this rather than a state of
+    the task that no longer exists anywhere (-32603, HTTP 500)."""
+
+    default_message = "The task store lost this task while it was being processed"
 
 
 def utc_now() -> _dt.datetime:
@@ -88,6 +107,10 @@ class TaskWriter:
         self._lock: anyio.Lock | None = None
         self._changed = Signal()
         self._listeners: list[Callable[[Task], None]] = []
+        self._lost = False
+        #: Called once if the store loses the task (the execution watching it stops its
+        #: agent); keep it quick.
+        self.on_lost: Callable[[], None] | None = None
 
     @property
     def task(self) -> Task:
@@ -98,6 +121,11 @@ class TaskWriter:
     def stored(self) -> StoredTask:
         """The task with its version and last sequence number."""
         return self._stored
+
+    @property
+    def lost(self) -> bool:
+        """Whether the store lost the task (see the module docstring): events are dropped."""
+        return self._lost
 
     def on_change(self, listener: Callable[[Task], None]) -> None:
         """Call ``listener(task)`` after every change (in the writer's task; keep it quick)."""
@@ -115,6 +143,8 @@ class TaskWriter:
         ``before`` transforms the task first, in the same write (a follow-up message goes
         into the history together with the status change it causes).
         """
+        if self._lost:
+            return False
         immediate = self._storage.immediate(self._stored.task.id)
         lock = self._lock
         if immediate is not None and (lock is None or not lock.locked()):
@@ -167,6 +197,8 @@ class TaskWriter:
         storage = self._storage
         attempts = 3
         while True:
+            if self._lost:  # found out by the write this one waited for
+                return False
             current = self._stored.task
             if current.status.state in TERMINAL_STATES:
                 logger.debug("dropped an event for terminal task %s", current.id)
@@ -179,14 +211,18 @@ class TaskWriter:
                 # The log is closed: with a shared store, another writer (a cancel on
                 # another replica) finished the task since we read it. Drop the event then.
                 fresh = await storage.store.get(current.id)
-                if fresh is None or fresh.task.status.state not in TERMINAL_STATES:
+                if fresh is None:
+                    return await self._vanished()
+                if fresh.task.status.state not in TERMINAL_STATES:
                     raise
                 self._stored = fresh
             except ConcurrentUpdateError:
                 # Another writer (another replica) got there first: re-read and re-apply.
                 attempts -= 1
                 fresh = await storage.store.get(current.id)
-                if fresh is None or attempts == 0:
+                if fresh is None:
+                    return await self._vanished()
+                if attempts == 0:
                     raise
                 self._stored = fresh
         if updated.status.state in TERMINAL_STATES:
@@ -194,6 +230,24 @@ class TaskWriter:
         await storage.notify_push(updated, event)
         self._changed_to(updated)
         return True
+
+    async def _vanished(self) -> bool:
+        """The store no longer has the task (see the module docstring); returns ``False``:
+        the event is dropped."""
+        self._lost = True
+        task_id = self._stored.task.id
+        logger.warning(
+            "task %s vanished from the task store while it was being written (did the store "
+            "lose its data?): its events are dropped from now on",
+            task_id,
+        )
+        try:
+            await self._storage.events.forget(task_id)  # its streams end now
+        except Exception:
+            logger.debug("could not drop the event log of lost task %s", task_id, exc_info=True)
+        if self.on_lost is not None:
+            self.on_lost()
+        return False
 
     async def _write(self, updated: Task, event: StreamResponse) -> StoredTask:
         """Log the event and store the task: in one step when the store keeps the log."""
@@ -230,7 +284,8 @@ class TaskWriter:
         return await self.emit(StreamResponse(status_update=update))
 
     async def cancel(self) -> Task:
-        """Move the task to CANCELED; -32002 if it already is terminal."""
+        """Move the task to CANCELED; -32002 if it already is terminal, -32001 if the store
+        lost it."""
         task = self._stored.task
         update = TaskStatusUpdateEvent(
             task_id=task.id,
@@ -238,6 +293,8 @@ class TaskWriter:
             status=TaskStatus(state=TaskState.CANCELED, timestamp=utc_now()),
         )
         if not await self.emit(StreamResponse(status_update=update)):
+            if self._lost:
+                raise TaskNotFoundError(metadata={"taskId": task.id[:128]})
             raise TaskNotCancelableError(
                 f"Task is {self._stored.task.status.state.value} and cannot be canceled"
             )
