@@ -198,7 +198,10 @@ async def stream_frames(
     live_from = after if replay_until is None else max(after, replay_until)
 
     def frame_of(event: StreamResponse, seq: int | None, identity: Hashable) -> bytes | _Big:
-        payload = share.payload(identity, stream, event) if share is not None else None
+        # Without an identity, nothing says which other streams carry the same event.
+        payload = None
+        if share is not None and identity is not None:
+            payload = share.payload(identity, stream, event)
         if payload is None:
             return encode(event, seq)
         head, tail = stream.encode_around(event, seq, payload.data)
@@ -235,11 +238,12 @@ async def stream_frames(
                         yield piece
                     del out
                     # What else is in the log now goes out in the same writes.
+                    moved = False
                     while read_some is not None and not stream.finished:
                         ready, size, behind = read_some(task_id, after, PIECE_SIZE - writes.size)
                         if (
                             backlog_limit is not None
-                            and behind > backlog_limit
+                            and size + behind > backlog_limit  # all that lies after `after`
                             and after >= live_from  # a replay is not a backlog
                         ):
                             for piece in writes.add(
@@ -251,6 +255,7 @@ async def stream_frames(
                             return
                         if not ready:
                             break
+                        moved = True
                         if len(ready) == 1 and size >= _SHARE_FROM:
                             # One big event: shared, and not held while it is written.
                             logged = ready.pop()
@@ -271,7 +276,7 @@ async def stream_frames(
                         yield writes.take()
                     if stream.finished:
                         return
-                    if read_some is not None:
+                    if moved:
                         break  # follow again after what was sent
             finally:
                 aclose = getattr(follower, "aclose", None)
