@@ -42,8 +42,8 @@ _decoder: Final = msgspec.msgpack.Decoder(StreamResponse)
 class _Log(msgspec.Struct, gc=False):
     """One task's log: encoded events (``events[i]`` has seq ``i + 1``) and its state.
 
-    ``ends[i]`` is the size of ``events[: i + 1]`` in bytes (8 bytes per event), so that the
-    size of any run of events, and of a stream's backlog, is one subtraction.
+    ``ends[i]`` is the size of ``events[:i]`` in bytes (8 bytes per event), so that the size
+    of any run of events, and of a stream's backlog, is one subtraction.
 
     Not tracked by the garbage collector: it holds only bytes and plain values (the wake-up
     event of its followers lives in the log store's ``_wakeups``, outside it), so it can be
@@ -53,7 +53,7 @@ class _Log(msgspec.Struct, gc=False):
 
     task_id: str
     events: list[bytes] | tuple[bytes, ...] = msgspec.field(default_factory=list)
-    ends: array[int] = msgspec.field(default_factory=lambda: array("q"))
+    ends: array[int] = msgspec.field(default_factory=lambda: array("q", (0,)))
     closed: bool = False
     closed_at: float = 0.0
     forgotten: bool = False
@@ -129,7 +129,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         if log.closed or not isinstance(events, list):
             raise EventLogClosedError(f"The event log of task {task_id!r} is closed")
         ends = log.ends
-        ends.append((ends[-1] if ends else 0) + len(blob))
+        ends.append(ends[-1] + len(blob))
         events.append(blob)
         self._wake(task_id)
         return len(events)
@@ -187,16 +187,17 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         start = max(after, 0)
         if start >= count:
             return [], 0, 0
-        base = ends[start - 1] if start else 0
-        stop = bisect_right(ends, base + max_bytes, start, count)
+        base = ends[start]
+        # The last `stop` such that events[start:stop] fit in max_bytes.
+        stop = bisect_right(ends, base + max_bytes, start, count + 1) - 1
         if stop == start and max_bytes > 0:
             stop += 1  # one event larger than the budget goes alone
-        end = ends[stop - 1] if stop else 0
+        end = ends[stop]
         batch = [
             LoggedEvent(seq=seq, event=_decoder.decode(blob))
             for seq, blob in enumerate(events[start:stop], start=start + 1)
         ]
-        return batch, end - base, ends[count - 1] - end
+        return batch, end - base, ends[count] - end
 
     async def follow(
         self, task_id: str, after: int = 0, *, idle_timeout: float | None = None

@@ -234,8 +234,12 @@ async def stream_frames(
                     got, idle, after = True, 0.0, logged.seq
                     out = frame_of(logged.event, after, (task_id, after))
                     del logged  # not held while the frame is written
-                    for piece in writes.add(out):
-                        yield piece
+                    if type(out) is bytes and writes.size + len(out) < PIECE_SIZE:
+                        writes.frames.append(out)
+                        writes.size += len(out)
+                    else:
+                        for piece in writes.add(out):
+                            yield piece
                     del out
                     # What else is in the log now goes out in the same writes.
                     moved = False
@@ -271,6 +275,8 @@ async def stream_frames(
                         del ready
                         for piece in done:
                             yield piece
+                        if not (done or behind):
+                            break  # all read, and nothing could be logged meanwhile
                         del done
                     if writes.frames:
                         yield writes.take()
@@ -308,19 +314,23 @@ def _gather(
     writes: _Writes,
 ) -> tuple[int, list[bytes]]:
     """Encode small events into ``writes``, up to the one that ends the stream: the seq of
-    the last one encoded, and the writes that became complete meanwhile."""
+    the last one encoded, and the writes that became complete meanwhile (each about
+    `PIECE_SIZE`: the one frame that goes past it is in it)."""
     done: list[bytes] = []
+    append, size = writes.frames.append, writes.size
     seq = 0
-    for logged in ready:
+    for logged in ready:  # every event of a batch passes here: kept lean
         seq = logged.seq
         frame = encode(logged.event, seq)
-        if writes.size + len(frame) < PIECE_SIZE:
-            writes.frames.append(frame)  # nearly every event: no call
-            writes.size += len(frame)
-        else:
-            done.extend(writes.add(frame))
+        append(frame)
+        size += len(frame)
+        if size >= PIECE_SIZE:
+            writes.size = size
+            done.append(writes.take())
+            append, size = writes.frames.append, 0
         if stream.finished:
             break
+    writes.size = size
     return seq, done
 
 
