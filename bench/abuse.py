@@ -22,8 +22,13 @@ Sections:
   it stays open), then ``--subscribers`` connections that subscribe to it
   (``SubscribeToTask``, JSON-RPC or REST) and never read a byte. Printed per server: the
   RSS idle, with the task, with every subscription open, and the growth per subscription
-  (the task's size included as a ratio). Then the task is read back (GetTask), which must
-  still answer with the whole task.
+  (in MiB, and as a multiple of the task's size); then how many subscriptions the server
+  answered with a stream (seen without reading: ``MSG_PEEK``, after measuring), and
+  whether the task still reads back whole (GetTask).
+
+Before and after a change: ``git archive REV packages | tar -x -C DIR``, then run with
+``PYTHONPATH=DIR/packages/a2a-core/src:DIR/packages/a2a-starlette/src:DIR/packages/a2a-aiohttp/src``
+(the servers inherit it) for the older code.
 
 Adding a section: a function that adds its subcommand to the parser (see
 ``add_subscriptions``) and a ``run`` function it points to; register it in ``SECTIONS``.
