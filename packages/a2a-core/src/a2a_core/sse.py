@@ -327,9 +327,9 @@ class EventStream:
         streams of its binding that agree on ``final``. ``None`` with a custom
         ``event_encoder``: its output is never shared.
         """
-        payload = self._encode_payload
         if not self._trusted:
             return None
+        payload = self._encode_payload
         if payload in _CARRY_FINAL:
             return payload, ends_stream(event, self.closing_states)
         return payload
