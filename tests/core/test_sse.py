@@ -634,3 +634,69 @@ def test_frames_until_the_first_closing_event_then_refusal(events: list[StreamRe
         with pytest.raises(LocalProtocolError):
             stream.encode(event)
     assert stream.finished is any(closes(e) for e in events)
+
+
+# ---------------------------------------------------------------------------------------
+# Shared payloads: what one stream encodes, another writes in its own frame
+
+
+ALL_ROWS = [("jsonrpc", "1.0"), ("jsonrpc", "0.3"), ("rest", "1.0"), ("rest", "0.3")]
+
+
+@given(
+    event=strategy_for(StreamResponse),
+    event_id=st.none() | st.integers(0, 2**63 - 1),
+    request_id=st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(),
+    subscription=st.booleans(),
+)
+@pytest.mark.parametrize(("binding", "dialect"), ALL_ROWS)
+def test_a_frame_around_a_shared_payload_is_the_frame_encode_gives(
+    binding: Any,
+    dialect: Any,
+    event: StreamResponse,
+    event_id: int | None,
+    request_id: str | int | None,
+    subscription: bool,
+) -> None:
+    rid = request_id if binding == "jsonrpc" else None
+    closing = SUBSCRIPTION_CLOSING_STATES if subscription else CLOSING_STATES
+    own = EventStream(binding, dialect, rid, closing_states=closing)
+    shared = EventStream(binding, dialect, rid, closing_states=closing)
+    # The payload as another stream of the same share key encoded it.
+    payload = EventStream(binding, dialect, None if rid is None else 0, closing_states=closing)
+    head, tail = shared.encode_around(event, event_id, payload.encode_payload(event))
+    assert head + payload.encode_payload(event) + tail == own.encode(event, event_id)
+    assert shared.finished is own.finished
+    assert not payload.finished  # encoding a payload changes no stream
+
+
+def test_which_streams_share_a_payload() -> None:
+    working, done = status(TaskState.WORKING), status(TaskState.COMPLETED)
+
+    def key(binding: Any, dialect: Any, event: StreamResponse, subscription: bool = False) -> Any:
+        closing = SUBSCRIPTION_CLOSING_STATES if subscription else CLOSING_STATES
+        rid = 7 if binding == "jsonrpc" else None
+        return EventStream(binding, dialect, rid, closing_states=closing).share_key(event)
+
+    # v1.0 has no `final`: both bindings, send streams and subscriptions alike.
+    assert key("jsonrpc", "1.0", working) == key("rest", "1.0", working, True)
+    # v0.3 carries `final`: streams that disagree on it do not share; bindings never do.
+    input_required = status(TaskState.INPUT_REQUIRED)
+    assert key("jsonrpc", "0.3", input_required) != key("jsonrpc", "0.3", input_required, True)
+    assert key("jsonrpc", "0.3", done) == key("jsonrpc", "0.3", done, True)
+    assert key("jsonrpc", "0.3", working) != key("rest", "0.3", working)
+    assert key("jsonrpc", "0.3", working) != key("jsonrpc", "1.0", working)
+    custom = EventStream("rest", "1.0", event_encoder=codec.encode)
+    assert custom.share_key(working) is None
+    with pytest.raises(LocalProtocolError):
+        custom.encode_around(working, 1, codec.encode(working))
+
+
+def test_a_frame_around_a_payload_finishes_the_stream_like_encode() -> None:
+    stream = EventStream("jsonrpc", "1.0", 3)
+    done = status(TaskState.COMPLETED)
+    head, tail = stream.encode_around(done, 5, stream.encode_payload(done))
+    assert (head, tail) == (b'id: 5\ndata: {"jsonrpc":"2.0","id":3,"result":', b"}\n\n")
+    assert stream.finished
+    with pytest.raises(LocalProtocolError):
+        stream.encode_around(done, 6, b"{}")

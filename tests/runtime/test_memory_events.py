@@ -13,13 +13,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 from anyio import wait_all_tasks_blocked
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server.events import EventLog, LoggedEvent
+from a2a_core.server.events import EventLog, LoggedEvent, MeasuredEventLog
 from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.types import Message, Part, Role, StreamResponse
 
@@ -106,6 +107,26 @@ async def test_read_after_returns_the_tail_as_fresh_copies() -> None:
     again = await log.read("t")
     assert again[0].event.message is not None
     assert again[0].event.message.metadata == {"k": [1]}
+
+
+async def test_read_some_reads_a_batch_bounded_in_bytes_and_measures_the_rest() -> None:
+    log = InMemoryEventLog()
+    assert isinstance(log, MeasuredEventLog)
+    for i in range(6):
+        await log.append("t", event(f"e{i}"))
+    size = len(msgspec.msgpack.encode(event("e0")))  # every blob here is this size
+    batch, got, rest = log.read_some_now("t", 1, 2 * size + size // 2)
+    assert labels(batch) == [(2, "e1"), (3, "e2")]
+    assert (got, rest) == (2 * size, 3 * size)
+    # A budget smaller than one event still reads one; a budget of 0 only measures.
+    batch, got, rest = log.read_some_now("t", 4, 1)
+    assert labels(batch) == [(5, "e4")] and (got, rest) == (size, size)
+    assert log.read_some_now("t", 0, 0) == ([], 0, 6 * size)
+    assert log.read_some_now("t", 6, 1 << 20) == ([], 0, 0)
+    assert log.read_some_now("unknown", 0, 1 << 20) == ([], 0, 0)
+    await log.close("t")  # a closed log measures the same
+    batch, got, rest = log.read_some_now("t", -1, 1 << 20)
+    assert len(batch) == 6 and (got, rest) == (6 * size, 0)
 
 
 async def test_follow_from_the_start_and_from_the_middle() -> None:

@@ -152,7 +152,7 @@ async def test_events_already_in_the_log_go_out_in_one_write() -> None:
             log=log,
             lookup=store.get,
             keep_alive_interval=LONG,
-            read_now=log.read_now,
+            read_some=log.read_some_now,
         )
     )
     one_by_one = await read_all(
@@ -186,7 +186,7 @@ async def test_a_batch_then_events_appended_later() -> None:
         log=log,
         lookup=store.get,
         keep_alive_interval=LONG,
-        read_now=log.read_now,
+        read_some=log.read_some_now,
     )
     with anyio.fail_after(5):
         first = await frames.__anext__()
@@ -212,7 +212,7 @@ async def test_following_starts_after_the_given_seq() -> None:
             log=log,
             lookup=store.get,
             keep_alive_interval=LONG,
-            read_now=log.read_now,
+            read_some=log.read_some_now,
         )
     )
     assert ids_of(chunks) == ["2", "3", "4"]
@@ -270,7 +270,7 @@ async def test_keep_alives_while_idle_then_the_idle_limit_ends_the_stream() -> N
         lookup=store.get,
         keep_alive_interval=TICK,
         idle_limit=3 * TICK,
-        read_now=log.read_now,
+        read_some=log.read_some_now,
     )
     with anyio.fail_after(5):
         first = await frames.__anext__()
@@ -407,7 +407,7 @@ async def test_the_event_hook_decorates_every_event() -> None:
             lookup=store.get,
             keep_alive_interval=LONG,
             on_event=hook,
-            read_now=log.read_now,
+            read_some=log.read_some_now,
         )
     )
     assert seen == [snapshot(), chunk(1), status(TaskState.COMPLETED)]

@@ -206,8 +206,10 @@ class HttpResponse(msgspec.Struct, frozen=True, gc=False):
 class SseResponse:
     """A Server-Sent Events response: the status, headers, then frames as they are produced.
 
-    Each item of ``frames`` is one or more complete SSE frames, ready to write; the stream ends
-    when the iterator does. Adapters write every item and flush; when the client goes away
+    Each item of ``frames`` is ready to write as it is: one or more complete SSE frames, or a
+    piece of a frame larger than about 64 KiB (written in several items, so that for a
+    client that does not read a transport buffers a piece, not the whole frame); the stream
+    ends when the iterator does. Adapters write every item and flush; when the client goes away
     they stop iterating, and in any case they close the response (`aclose`) once done with
     it, which never affects the task.
     """

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -200,6 +200,8 @@ _PAYLOADS: Final[Mapping[tuple[Binding, Dialect], _Payload]] = MappingProxyType(
         ("rest", "0.3"): _encode_rest_v0_3,
     }
 )
+#: The payloads that carry the v0.3 ``final`` flag, so depend on the stream's closing states.
+_CARRY_FINAL: Final = frozenset({_encode_v0_3, _encode_rest_v0_3})
 
 
 class EventStream:
@@ -228,10 +230,16 @@ class EventStream:
     ``closing_states``, or after the error frame; from then on `encode`, `encode_error` and
     `keep_alive` raise `LocalProtocolError`, since writing after the end is a bug in the
     caller.
+
+    Streams of one task's subscribers can share the payload of an event instead of each
+    encoding (and holding) its own: `share_key` says which streams carry the same payload
+    bytes for the same event, `encode_payload` encodes it once, and `encode_around` gives
+    each stream its own ``id:`` line and JSON-RPC envelope around it.
     """
 
     __slots__ = (
         "_encode_payload",
+        "_envelope",
         "_finished",
         "_status_table",
         "_trusted",
@@ -282,6 +290,7 @@ class EventStream:
         self._trusted = event_encoder is None
         self._status_table = HttpStatusTable(status_table)
         self._finished = False
+        self._envelope: bytes | None = None  # the JSON-RPC envelope up to "result":
 
     @property
     def finished(self) -> bool:
@@ -308,6 +317,60 @@ class EventStream:
         # Only a frame that was built counts: a refused id leaves the stream as it was.
         self._finished = last
         return frame
+
+    def share_key(self, event: StreamResponse) -> Hashable | None:
+        """What the payload of ``event`` depends on besides the event itself.
+
+        Streams with equal keys carry the very same payload bytes for the same event (the
+        ``id:`` line and the JSON-RPC envelope around it are each stream's own): a v1.0
+        JSON-RPC stream and a v1.0 REST stream share, a v0.3 one shares with the v0.3
+        streams of its binding that agree on ``final``. ``None`` with a custom
+        ``event_encoder``: its output is never shared.
+        """
+        if not self._trusted:
+            return None
+        payload = self._encode_payload
+        if payload in _CARRY_FINAL:
+            return payload, ends_stream(event, self.closing_states)
+        return payload
+
+    def encode_payload(self, event: StreamResponse) -> bytes:
+        """The payload of ``event`` in this stream, alone (the stream does not change).
+
+        The JSON that `encode` puts into the frame: ``result`` of the JSON-RPC envelope, or
+        the whole ``data:`` of a REST frame. Share it with `encode_around` between streams
+        whose `share_key` for the event is equal.
+        """
+        return self._encode_payload(event, ends_stream(event, self.closing_states))
+
+    def encode_around(
+        self, event: StreamResponse, event_id: int | None, payload: bytes
+    ) -> tuple[bytes, bytes]:
+        """The frame carrying ``event`` as ``(head, tail)``: ``head + payload + tail``.
+
+        ``payload`` is `encode_payload` of ``event`` by this stream or by one with the same
+        `share_key`; it is not copied (nor scanned: only our own encoders' payloads are
+        shared). The stream finishes as `encode` would. A stream with a custom
+        ``event_encoder`` raises `LocalProtocolError`.
+        """
+        self._check_open("an event")
+        if not self._trusted:
+            raise LocalProtocolError("a custom event encoder's payloads are not shared")
+        last = ends_stream(event, self.closing_states)
+        head = b"data: " if event_id is None else b"id: %d\ndata: " % event_id
+        if self.binding == "jsonrpc":
+            envelope = self._envelope
+            if envelope is None:
+                # msgspec writes "result" last: the envelope around a placeholder, cut.
+                whole = encode_result(self.request_id, b"0")
+                assert whole.endswith(b":0}")
+                envelope = self._envelope = whole[:-2]
+            head += envelope
+            tail = b"}\n\n"
+        else:
+            tail = b"\n\n"
+        self._finished = last
+        return head, tail
 
     def encode_error(self, err: A2AError) -> bytes:
         """The one final frame that reports ``err`` mid-stream; the stream finishes.

@@ -41,7 +41,9 @@ from a2a_core.protocol import ProtocolOptions, ServerProtocol
 from a2a_core.server._background import Background
 from a2a_core.server.agent import Agent
 from a2a_core.server.backend import Backend, InMemoryBackend, Service
+from a2a_core.server.events import MeasuredEventLog
 from a2a_core.server.extensions import Extension
+from a2a_core.server.frame_cache import FrameCache
 from a2a_core.server.guards import ExecutionGuards, Guards
 from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.messages import Invocation, agent_message, new_id
@@ -51,7 +53,12 @@ from a2a_core.server.runtime import Execution, Runtime
 from a2a_core.server.stopping import StoppableLog
 from a2a_core.server.storage import Storage
 from a2a_core.server.store import InvalidPageTokenError, StoredTask, TaskQuery
-from a2a_core.server.streams import EventHook, stream_frames
+from a2a_core.server.streams import (
+    DEFAULT_BACKLOG_LIMIT,
+    EventHook,
+    FirstEvent,
+    stream_frames,
+)
 from a2a_core.server.webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.server.writes import TaskWriter
 from a2a_core.sse import EventStream
@@ -128,6 +135,10 @@ class A2AServer:
             agent, whose kits send no credentials, turns it on).
         resubscribe_timeout: Seconds without events after which a subscription closes.
         keep_alive_interval: Seconds between SSE keep-alive comments on an idle stream.
+        stream_backlog_limit: Bytes of logged events a stream (a subscription, a streaming
+            send) may fall behind its task; past it, it ends with an error frame and the
+            client resumes with ``Last-Event-ID`` (``None``: no limit). Measured on logs
+            that can tell (the in-memory one: ``MeasuredEventLog``).
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
         shutdown_grace: Seconds running agents get to finish when the server stops (see
@@ -151,6 +162,7 @@ class A2AServer:
         extended_card_for_anonymous: bool = False,
         resubscribe_timeout: float = 60.0,
         keep_alive_interval: float = 15.0,
+        stream_backlog_limit: int | None = DEFAULT_BACKLOG_LIMIT,
         last_modified: _dt.datetime | None = None,
         backend: Backend | None = None,
         push_allow_hosts: Sequence[str] = (),
@@ -175,6 +187,10 @@ class A2AServer:
         self.authorize_task = authorize_task
         self.resubscribe_timeout = resubscribe_timeout
         self.keep_alive_interval = keep_alive_interval
+        self.stream_backlog_limit = stream_backlog_limit
+        #: The payloads of big frames, shared by the streams writing them (bounded by what
+        #: the open streams hold: see :mod:`~a2a_core.server.frame_cache`).
+        self.shared_frames = FrameCache()
         self.push_enabled = bool(card.capabilities.push_notifications)
         self.push_allow_hosts = tuple(push_allow_hosts)
         self.push_allow_private = push_allow_private
@@ -555,17 +571,23 @@ class A2AServer:
             raise execution.error
         stream = self.protocol.open_event_stream(call)
         if execution.reply_message is not None:
-            only: list[tuple[int | None, StreamResponse]] = [
-                (None, StreamResponse(message=execution.reply_message))
-            ]
+            only: list[FirstEvent] = [(None, StreamResponse(message=execution.reply_message))]
             return self._sse(call, stream, only, None, 0, idle_limit=None)
         writer = execution.task.writer
         assert writer is not None
         if execution.invocation.task is None:
             # A new task: its log starts with the task snapshot, so replay it all.
-            return self._sse(call, stream, [], writer.task.id, 0, idle_limit=None)
+            return self._sse(
+                call,
+                stream,
+                [],
+                writer.task.id,
+                0,
+                idle_limit=None,
+                replay_until=writer.stored.last_seq,
+            )
         stored = execution.first_snapshot or writer.stored
-        first = [(stored.last_seq, StreamResponse(task=stored.task))]
+        first: list[FirstEvent] = [_snapshot(stored)]
         return self._sse(call, stream, first, stored.task.id, stored.last_seq, idle_limit=None)
 
     async def _subscribe(
@@ -573,7 +595,7 @@ class A2AServer:
     ) -> HttpResponse | SseResponse:
         stored = await self._load(call, request.id)
         stream = self.protocol.open_event_stream(call)
-        snapshot = StreamResponse(task=stored.task)
+        snapshot = _snapshot(stored)
         finished = stored.task.status.state in TERMINAL_STATES
         last_event_id = _last_event_id(call)
         # A reconnect gets what it missed, also when the task finished in between (but a
@@ -581,7 +603,13 @@ class A2AServer:
         missed_up_to = stored.last_seq - 1 if finished else stored.last_seq
         if last_event_id is not None and 0 <= last_event_id <= missed_up_to:
             return self._sse(
-                call, stream, [], stored.task.id, last_event_id, idle_limit=self.resubscribe_timeout
+                call,
+                stream,
+                [],
+                stored.task.id,
+                last_event_id,
+                idle_limit=self.resubscribe_timeout,
+                replay_until=stored.last_seq,
             )
         if finished:
             if call.dialect == "1.0":
@@ -589,11 +617,11 @@ class A2AServer:
                     f"Task is {stored.task.status.state.value}: there is nothing to subscribe to"
                 )
             # v0.3 (DIGEST A7): the final task, then close.
-            return self._sse(call, stream, [(stored.last_seq, snapshot)], None, 0, idle_limit=None)
+            return self._sse(call, stream, [snapshot], None, 0, idle_limit=None)
         return self._sse(
             call,
             stream,
-            [(stored.last_seq, snapshot)],
+            [snapshot],
             stored.task.id,
             stored.last_seq,
             idle_limit=self.resubscribe_timeout,
@@ -603,14 +631,17 @@ class A2AServer:
         self,
         call: Call,
         stream: EventStream,
-        first: Sequence[tuple[int | None, StreamResponse]],
+        first: Sequence[FirstEvent],
         task_id: str | None,
         after: int,
         *,
         idle_limit: float | None,
+        replay_until: int | None = None,
     ) -> SseResponse:
-        """The stream's response: its frames come from `stream_frames` (``streams``)."""
-        immediate_log = self.storage.immediate_log
+        """The stream's response: its frames come from `stream_frames` (``streams``);
+        ``replay_until`` is the last seq logged before the stream opened (a replay)."""
+        events = self.storage.events
+        measured = events if isinstance(events, MeasuredEventLog) else None
         frames = stream_frames(
             stream,
             first,
@@ -621,7 +652,10 @@ class A2AServer:
             keep_alive_interval=self.keep_alive_interval,
             idle_limit=idle_limit,
             on_event=self._event_hook(call),
-            read_now=immediate_log.read_now if immediate_log is not None else None,
+            read_some=measured.read_some_now if measured is not None else None,
+            shared=self.shared_frames,
+            backlog_limit=self.stream_backlog_limit,
+            replay_until=replay_until,
         )
         return SseResponse(200, self.protocol.stream_headers(call), frames)
 
@@ -745,6 +779,13 @@ class A2AServer:
             [ext.declaration for ext in self.extensions],
             call.base_url,
         )
+
+
+def _snapshot(stored: StoredTask) -> FirstEvent:
+    """A subscription's first event: the task as stored, named by its store version, so
+    that its subscribers share one encoding of it (``frame_cache``)."""
+    task = stored.task
+    return stored.last_seq, StreamResponse(task=task), ("task", task.id, stored.version)
 
 
 def _last_event_id(call: Call) -> int | None:

@@ -8,9 +8,9 @@ in one place:
   ``push_config_store``, ``push_sender`` and ``services``), and `InMemoryBackend`, the
   default;
 - the **protocols** a backend's parts implement: `TaskStore` (and the optional `ImmediateTaskStore`
-  and `LoggedTaskStore`), `EventLog` (and `ImmediateEventLog`), `PushConfigStore`,
-  `PushSender`, with their values (`StoredTask`, `TaskQuery`, `TaskPage`, `LoggedEvent`,
-  `PushTarget`, `VisibleFilter`);
+  and `LoggedTaskStore`), `EventLog` (and the optional `ImmediateEventLog` and
+  `MeasuredEventLog`), `PushConfigStore`, `PushSender`, with their values (`StoredTask`,
+  `TaskQuery`, `TaskPage`, `LoggedEvent`, `PushTarget`, `VisibleFilter`);
 - the **errors** they raise, which the runtime expects: `ConcurrentUpdateError` (a write on a
   stale version), `TaskExistsError`, `InvalidPageTokenError`, `EventLogClosedError` (an
   append after the task finished: an expected race with a shared backend),
@@ -30,7 +30,13 @@ from __future__ import annotations
 
 from a2a_core.server.app import A2AServer
 from a2a_core.server.backend import Backend, InMemoryBackend, ServerHandle, Service
-from a2a_core.server.events import EventLog, EventLogClosedError, ImmediateEventLog, LoggedEvent
+from a2a_core.server.events import (
+    EventLog,
+    EventLogClosedError,
+    ImmediateEventLog,
+    LoggedEvent,
+    MeasuredEventLog,
+)
 from a2a_core.server.page_tokens import (
     NO_TIMESTAMP,
     make_token,
@@ -66,6 +72,7 @@ __all__ = [
     "InvalidPageTokenError",
     "LoggedEvent",
     "LoggedTaskStore",
+    "MeasuredEventLog",
     "PushConfigLimitError",
     "PushConfigStore",
     "PushSender",

@@ -17,7 +17,13 @@ import msgspec
 from a2a_core.errors import LocalProtocolError
 from a2a_core.types import StreamResponse
 
-__all__ = ["EventLog", "EventLogClosedError", "ImmediateEventLog", "LoggedEvent"]
+__all__ = [
+    "EventLog",
+    "EventLogClosedError",
+    "ImmediateEventLog",
+    "LoggedEvent",
+    "MeasuredEventLog",
+]
 
 
 class EventLogClosedError(LocalProtocolError):
@@ -88,4 +94,22 @@ class ImmediateEventLog(EventLog, Protocol):
 
     def read_now(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
         """``read``, without waiting (a stream sends what is ready in one write)."""
+        ...
+
+
+@runtime_checkable
+class MeasuredEventLog(EventLog, Protocol):
+    """An event log that reads what it holds in batches bounded in bytes, and says how much
+    lies after them, without waiting (optional; in process). A stream then writes what is
+    ready together, in writes of a bounded size, and ends when it falls too far behind its
+    task (``A2AServer(stream_backlog_limit=...)``); on other logs it writes each event as it
+    comes and does not measure.
+    """
+
+    def read_some_now(
+        self, task_id: str, after: int, max_bytes: int
+    ) -> tuple[list[LoggedEvent], int, int]:
+        """The events after seq ``after`` in the log now, in order, as many as fit in
+        ``max_bytes`` (at least one, if there is one and ``max_bytes > 0``); with their size
+        and the size of the events after them, in bytes as the log stores them."""
         ...

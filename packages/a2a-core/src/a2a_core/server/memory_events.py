@@ -20,6 +20,8 @@ draining a log when it expires finishes normally: it holds the log, the store do
 from __future__ import annotations
 
 import time
+from array import array
+from bisect import bisect_right
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Final
@@ -29,7 +31,7 @@ import msgspec
 
 from a2a_core.types import StreamResponse
 
-from .events import EventLogClosedError, ImmediateEventLog, LoggedEvent
+from .events import EventLogClosedError, ImmediateEventLog, LoggedEvent, MeasuredEventLog
 
 __all__ = ["InMemoryEventLog"]
 
@@ -40,6 +42,9 @@ _decoder: Final = msgspec.msgpack.Decoder(StreamResponse)
 class _Log(msgspec.Struct, gc=False):
     """One task's log: encoded events (``events[i]`` has seq ``i + 1``) and its state.
 
+    ``ends[i]`` is the size of ``events[:i]`` in bytes (8 bytes per event), so that the size
+    of any run of events, and of a stream's backlog, is one subtraction.
+
     Not tracked by the garbage collector: it holds only bytes and plain values (the wake-up
     event of its followers lives in the log store's ``_wakeups``, outside it), so it can be
     in no reference cycle, and the thousands of finished logs kept for replay cost every
@@ -48,13 +53,14 @@ class _Log(msgspec.Struct, gc=False):
 
     task_id: str
     events: list[bytes] | tuple[bytes, ...] = msgspec.field(default_factory=list)
+    ends: array[int] = msgspec.field(default_factory=lambda: array("q", (0,)))
     closed: bool = False
     closed_at: float = 0.0
     forgotten: bool = False
     followers: int = 0
 
 
-class InMemoryEventLog(ImmediateEventLog):
+class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
     """Per-task event logs in process memory, with retention of closed logs.
 
     :param retention: seconds a closed log stays readable after :meth:`close`, for
@@ -122,6 +128,8 @@ class InMemoryEventLog(ImmediateEventLog):
         events = log.events
         if log.closed or not isinstance(events, list):
             raise EventLogClosedError(f"The event log of task {task_id!r} is closed")
+        ends = log.ends
+        ends.append(ends[-1] + len(blob))
         events.append(blob)
         self._wake(task_id)
         return len(events)
@@ -163,6 +171,33 @@ class InMemoryEventLog(ImmediateEventLog):
             LoggedEvent(seq=seq, event=_decoder.decode(blob))
             for seq, blob in enumerate(log.events[start:], start=start + 1)
         ]
+
+    def read_some_now(
+        self, task_id: str, after: int, max_bytes: int
+    ) -> tuple[list[LoggedEvent], int, int]:
+        """The events after seq ``after``, as many as fit in ``max_bytes`` of encoded blobs
+        (at least one, if ``max_bytes > 0``); their size, and the size of those after them.
+        Only these events are decoded: a reader far behind never holds its whole backlog."""
+        self._expire()
+        log = self._logs.get(task_id)
+        if log is None:
+            return [], 0, 0
+        events, ends = log.events, log.ends
+        count = len(events)
+        start = max(after, 0)
+        if start >= count:
+            return [], 0, 0
+        base = ends[start]
+        # The last `stop` such that events[start:stop] fit in max_bytes.
+        stop = bisect_right(ends, base + max_bytes, start, count + 1) - 1
+        if stop == start and max_bytes > 0:
+            stop += 1  # one event larger than the budget goes alone
+        end = ends[stop]
+        batch = [
+            LoggedEvent(seq=seq, event=_decoder.decode(blob))
+            for seq, blob in enumerate(events[start:stop], start=start + 1)
+        ]
+        return batch, end - base, ends[count] - end
 
     async def follow(
         self, task_id: str, after: int = 0, *, idle_timeout: float | None = None
