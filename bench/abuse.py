@@ -30,6 +30,13 @@ Before and after a change: ``git archive REV packages | tar -x -C DIR``, then ru
 ``PYTHONPATH=DIR/packages/a2a-core/src:DIR/packages/a2a-starlette/src:DIR/packages/a2a-aiohttp/src``
 (the servers inherit it) for the older code.
 
+- ``shutdown`` (issue 13, "bounded, clean shutdown"): ``--agents`` blocking sends and one
+  streaming send whose agents never finish, then SIGTERM. Printed per server: the seconds
+  from SIGTERM to the process's exit (``kill -9`` after ``--limit``), how many blocking
+  callers got an answer (their task FAILED, or an error) rather than a dropped connection,
+  and whether the stream ended with a final frame. ``--baseline DIR`` measures a checkout's
+  packages too, in the same run.
+
 Adding a section: a function that adds its subcommand to the parser (see
 ``add_subscriptions``) and a ``run`` function it points to; register it in ``SECTIONS``.
 """
@@ -39,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -69,12 +77,17 @@ def abuse_server(base_url: str) -> Any:
     then asks for input (the task stays open, so that it can be subscribed to); anything
     else is echoed back.
     """
+    import anyio
+
     from a2a_core.server import A2AServer, TaskContext
     from a2a_core.server.agent import InputRequired
     from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
 
     async def agent(ctx: TaskContext) -> Any:
         command, _, rest = ctx.text.partition(" ")
+        if command == "forever":  # the shutdown section: an agent that never finishes
+            await ctx.working()
+            await anyio.sleep_forever()
         if command == "big":
             await ctx.artifact("x" * int(rest), name="big")
             return InputRequired("anything else?")
@@ -97,18 +110,26 @@ def serve(kind: str, port: int) -> None:
     """Run one server until killed (the ``serve`` subcommand)."""
     raise_fd_limit()
     base_url = f"http://{HOST}:{port}"
+    server = abuse_server(base_url)
     if kind == "aiohttp":
         from aiohttp import web
 
         from a2a_aiohttp import add_routes
 
         app = web.Application()
-        add_routes(app, abuse_server(base_url))
+        add_routes(app, server)
         run_aiohttp(app, port)
         return
-    from a2a_starlette import A2AStarlette
+    import a2a_starlette
 
-    run_uvicorn(A2AStarlette(abuse_server(base_url)), port, kind.removeprefix("starlette-"))
+    stack = kind.removeprefix("starlette-")
+    app = a2a_starlette.A2AStarlette(server)
+    clean = getattr(a2a_starlette, "serve", None)  # absent from a --baseline before it
+    if clean is None:
+        run_uvicorn(app, port, stack)
+        return
+    loop = "uvloop" if stack == "httptools" else "asyncio"
+    clean(app, server, host=HOST, port=port, http=stack, loop=loop, log_level="warning")
 
 
 def free_port() -> int:
@@ -119,12 +140,22 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(kind: str) -> Iterator[tuple[int, int]]:
-    """A server process of ``kind``, as ``(port, pid)``, stopped on exit."""
+def running_server(
+    kind: str, baseline: Path | None = None
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """A server process of ``kind``, as ``(port, process)``, stopped on exit; ``baseline``:
+    a checkout whose packages it imports instead (for a before/after)."""
     port = free_port()
+    env = dict(os.environ)
+    if baseline is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            str(baseline / "packages" / package / "src")
+            for package in ("a2a-core", "a2a-starlette", "a2a-aiohttp")
+        )
     process = subprocess.Popen(
         [sys.executable, __file__, "serve", kind, "--port", str(port)],
         stdout=subprocess.DEVNULL,
+        env=env,
     )
     try:
         deadline = time.monotonic() + 30
@@ -136,7 +167,7 @@ def running_server(kind: str) -> Iterator[tuple[int, int]]:
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"server {kind} did not start") from None
                 time.sleep(0.05)
-        yield port, process.pid
+        yield port, process
     finally:
         process.terminate()
         try:
@@ -217,7 +248,8 @@ def subscribe_request(port: int, binding: str, task_id: str, n: int) -> bytes:
 
 
 def measure_subscriptions(kind: str, size: int, count: int, binding: str) -> dict[str, Any]:
-    with running_server(kind) as (port, pid):
+    with running_server(kind) as (port, process):
+        pid = process.pid
         rss_idle = settled_rss(pid)
         message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": f"big {size}"}]}
         reply = json_body(exchange(port, rpc(port, "SendMessage", {"message": message})))
@@ -272,10 +304,98 @@ def run_subscriptions(args: argparse.Namespace) -> None:
         )
 
 
+# --- section: shutdown ------------------------------------------------------------------------
+
+
+def add_shutdown(sections: Any) -> None:
+    parser = sections.add_parser(
+        "shutdown", help="SIGTERM with agents that never finish: time to exit (issue 13)"
+    )
+    parser.add_argument("--servers", default=",".join(SERVERS), help="comma-separated kinds")
+    parser.add_argument("--agents", type=int, default=20, help="blocking sends left running")
+    parser.add_argument("--limit", type=float, default=60.0, help="seconds before kill -9")
+    parser.add_argument(
+        "--baseline", type=Path, help="a checkout to measure too (its packages), as before"
+    )
+    parser.set_defaults(run=run_shutdown)
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    sock.settimeout(1.0)
+    chunks = []
+    try:
+        while chunk := sock.recv(1 << 16):
+            chunks.append(chunk)
+    except OSError:  # reset, or nothing more within the second
+        pass
+    return b"".join(chunks)
+
+
+def measure_shutdown(kind: str, agents: int, limit: float, baseline: Path | None) -> dict[str, Any]:
+    with running_server(kind, baseline) as (port, process):
+        sockets = []
+        for n in range(agents):
+            message = {"messageId": f"m{n}", "role": "ROLE_USER", "parts": [{"text": "forever"}]}
+            sock = socket.create_connection((HOST, port))
+            sock.sendall(rpc(port, "SendMessage", {"message": message}, request_id=n + 1))
+            sockets.append(sock)
+        stream = socket.create_connection((HOST, port))
+        message = {"messageId": "ms", "role": "ROLE_USER", "parts": [{"text": "forever"}]}
+        stream.sendall(rpc(port, "SendStreamingMessage", {"message": message}))
+        list_working = rpc(port, "ListTasks", {"status": "TASK_STATE_WORKING"})
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # every agent is working
+            working = json_body(exchange(port, list_working))["result"]["totalSize"]
+            if working >= agents + 1:
+                break
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        signalled = time.monotonic()
+        try:
+            process.wait(limit)
+            took: float | None = time.monotonic() - signalled
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            took = None
+        replies = [_read_all(sock) for sock in sockets]
+        streamed = _read_all(stream)
+        for sock in (*sockets, stream):
+            sock.close()
+    answered = sum(b'"TASK_STATE_FAILED"' in r or b'"error"' in r for r in replies)
+    return {
+        "server": kind,
+        "code": "baseline" if baseline is not None else "this tree",
+        "seconds": took,
+        "answered": answered,
+        "stream_final": b"TASK_STATE_FAILED" in streamed or b'"error"' in streamed,
+    }
+
+
+def run_shutdown(args: argparse.Namespace) -> None:
+    raise_fd_limit()
+    print(
+        f"SIGTERM with {args.agents} blocking sends and 1 stream whose agents never finish "
+        f"(kill -9 after {args.limit:.0f} s)"
+    )
+    print(f"{'server':<20} {'code':<10} {'to exit':>10} {'answered':>9} {'stream end':>11}")
+    trees: list[Path | None] = [None] if args.baseline is None else [args.baseline, None]
+    for kind in args.servers.split(","):
+        for tree in trees:
+            row = measure_shutdown(kind, args.agents, args.limit, tree)
+            took = row["seconds"]
+            shown = f"{took:.2f} s" if took is not None else f"> {args.limit:.0f} s"
+            end = "final" if row["stream_final"] else "cut"
+            print(
+                f"{kind:<20} {row['code']:<10} {shown:>10} "
+                f"{row['answered']:>5}/{args.agents:<3} {end:>11}"
+            )
+
+
 # --- main -------------------------------------------------------------------------------------
 
 #: Every section: a function adding its subcommand (which sets ``run``).
-SECTIONS: tuple[Callable[[Any], None], ...] = (add_subscriptions,)
+SECTIONS: tuple[Callable[[Any], None], ...] = (add_subscriptions, add_shutdown)
 
 
 def main() -> None:
