@@ -212,6 +212,8 @@ class Row:
     note: str = ""
     seconds: float = 0.0
     durations_ms: list[float] = field(default_factory=list)
+    round_rates: list[float] = field(default_factory=list)
+    """The rate of each round (a combined row's), for the round-to-round spread."""
 
 
 @dataclass
@@ -527,16 +529,18 @@ def combine(scenario: Scenario, rounds: list[Row]) -> Row:
         return Row("", scenario.key, note=next((r.note for r in rounds if r.note), "failed"))
     errors = sum(r.errors for r in rounds)
     count = sum(r.count for r in done)
+    round_rates = [r.rate or 0.0 for r in done]
     if scenario.mode == "requests":
         return Row(
             "",
             scenario.key,
-            rate=statistics.median(r.rate or 0.0 for r in done),
+            rate=statistics.median(round_rates),
             p50_ms=statistics.median(r.p50_ms or 0.0 for r in done),
             p99_ms=statistics.median(r.p99_ms or 0.0 for r in done),
             errors=errors,
             count=count,
             loadgen=done[0].loadgen,
+            round_rates=round_rates,
         )
     durations = sorted(d for r in done for d in r.durations_ms)
     return Row(
@@ -550,7 +554,16 @@ def combine(scenario: Scenario, rounds: list[Row]) -> Row:
         loadgen=done[0].loadgen,
         seconds=sum(r.seconds for r in done),
         durations_ms=durations,
+        round_rates=round_rates,
     )
+
+
+def spread(row: Row) -> float:
+    """How far apart the rounds of ``row`` were: (fastest - slowest) / median, 0 for one."""
+    rates = row.round_rates
+    if len(rates) < 2 or not statistics.median(rates):
+        return 0.0
+    return (max(rates) - min(rates)) / statistics.median(rates)
 
 
 def _percentile(values: Sequence[float], pct: float) -> float | None:
@@ -754,22 +767,37 @@ def before_after(run: Run, markdown: bool) -> list[str]:
         prior = before.get((row.server, row.scenario))
         if prior is None or not prior.rate or not row.rate:
             continue
+        ratio = row.rate / prior.rate
+        # The larger of the two rows' round-to-round spreads: a ratio within it is noise.
+        noise = max(spread(prior), spread(row))
+        verdict = "ok" if ratio >= 0.95 or 1 - ratio <= noise else "SLOWER"
         cells.append(
             [
                 row.server,
                 row.scenario,
                 _fmt_rate(prior.rate),
                 _fmt_rate(row.rate),
-                f"{row.rate / prior.rate:.2f}x",
+                f"{ratio:.2f}x",
+                f"{noise:.0%}",
+                verdict,
                 f"{_fmt_ms(prior.p99_ms)} / {_fmt_ms(row.p99_ms)}",
             ]
         )
     if not cells:
         return []
-    header = ["server", "scenario", "before", "after", "after/before", "p99 ms before/after"]
+    header = [
+        "server",
+        "scenario",
+        "before",
+        "after",
+        "after/before",
+        "spread",
+        "within 5% or spread",
+        "p99 ms before/after",
+    ]
     if markdown:
         lines = ["**Before / after** (the baseline code in the same run, same rounds)", ""]
-        lines += ["| " + " | ".join(header) + " |", "|---|---|---:|---:|---:|---:|"]
+        lines += ["| " + " | ".join(header) + " |", "|---|---|---:|---:|---:|---:|:-:|---:|"]
         return [*lines, *("| " + " | ".join(c) + " |" for c in cells), ""]
     widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
     lines = ["Before / after (baseline code, same run)"]
