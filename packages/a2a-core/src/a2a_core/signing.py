@@ -172,6 +172,8 @@ class CardSigningKey:
             )
         allowed = _algorithms_for(private_key)
         alg = algorithm or ("RS256" if "RS256" in allowed else next(iter(allowed)))
+        if alg not in allowed:
+            raise ValueError(f"algorithm {alg} does not fit this key")
         if kid is None:
             kid = _thumbprint(_public_jwk(private_key.public_key(), alg))
         return cls(private_key=private_key, algorithm=alg, kid=kid, jku=jku)
