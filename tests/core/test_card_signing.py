@@ -21,6 +21,8 @@ import rfc8785
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from jwt import api_jws
 from jwt.algorithms import get_default_algorithms
 
@@ -476,3 +478,68 @@ def test_the_extended_card_value_is_signed_over_its_encoding() -> None:
     again = sign_card(extended, ED)
     assert len(again.signatures) == 1
     assert verify_agent_card(codec.encode(again), KEYS) == again
+
+
+def test_a_card_without_a_canonical_form_is_refused_at_startup() -> None:
+    huge = t.AgentExtension(uri="urn:ext:huge", params={"n": 2**60})
+    with pytest.raises(LocalProtocolError, match=r"cannot be signed: .*canonical form"):
+        AgentCardPublisher(
+            TEMPLATE,
+            interfaces=SERVED,
+            extensions=(huge,),
+            base_url=BASE,
+            options=CardOptions(last_modified=LAST_MODIFIED, signing_key=ED),
+        )
+
+
+# --- garbage in: a CardSignatureError, never another exception -----------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.binary(max_size=64) | st.text(max_size=64).map(str.encode))
+def test_arbitrary_bytes_only_ever_give_a_card_signature_error(data: bytes) -> None:
+    with pytest.raises(CardSignatureError):
+        verify_agent_card(data, KEYS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["signatures", "name", "capabilities", "skills", "x"]),
+    JSON_VALUES,
+    st.sampled_from([None, "protected", "signature", "header"]),
+)
+def test_any_member_replaced_gives_a_card_signature_error(
+    member: str, value: Any, in_signature: str | None
+) -> None:
+    document = json.loads(SIGNED.body)
+    if in_signature is None:
+        document[member] = value
+    else:
+        document["signatures"][0][in_signature] = value
+    if document == json.loads(SIGNED.body):
+        return
+    try:
+        verify_agent_card(json.dumps(document), KEYS)
+    except CardSignatureError:
+        return
+    # Only an unprotected header may change without breaking the signature (RFC 7515).
+    assert in_signature == "header"
+
+
+def test_deep_nesting_is_a_card_signature_error() -> None:
+    deep = b'{"name":' + b"[" * 5000 + b"]" * 5000 + b"}"
+    with pytest.raises(CardSignatureError):
+        verify_agent_card(deep, KEYS)
+    rfc_deep = json.loads(SIGNED.body)
+    nested: Any = 1
+    for _ in range(900):
+        nested = [nested]
+    rfc_deep["x"] = nested
+    with pytest.raises(CardSignatureError):
+        verify_agent_card(json.dumps(rfc_deep), KEYS)

@@ -509,6 +509,14 @@ class AgentCardPublisher:
             codec.decode(codec.encode(card), AgentCard)
         except codec.DecodeError as exc:
             raise LocalProtocolError(f"the agent card is not valid: {exc.message}") from None
+        if self._options.signing_key is not None:
+            from a2a_core.signing import CardSignatureError, canonical_card_payload
+
+            body = encode_card(card, legacy_v0_3_fields=self._options.legacy_v0_3_fields)
+            try:
+                canonical_card_payload(msgspec.json.decode(body))
+            except CardSignatureError as exc:
+                raise LocalProtocolError(f"the agent card cannot be signed: {exc}") from None
 
 
 def _check_config(

@@ -263,6 +263,8 @@ def canonical_card_payload(document: Mapping[str, Any]) -> bytes:
         return rfc8785.dumps(unsigned)
     except rfc8785.CanonicalizationError as exc:
         raise CardSignatureError(f"the card has no canonical form: {exc}") from None
+    except RecursionError:
+        raise CardSignatureError("the card is nested too deeply") from None
 
 
 def sign_card(card: AgentCard, key: CardSigningKey, *, jku: str | None = None) -> AgentCard:
