@@ -27,11 +27,10 @@ from jwt import api_jws
 from jwt.algorithms import get_default_algorithms
 
 from a2a_core import codec
-from a2a_core import signing as signing_module
 from a2a_core import types as t
 from a2a_core.agent_card import DEFAULT_CARD_PATH, AgentCardPublisher, CardOptions, build_card
 from a2a_core.errors import LocalProtocolError
-from a2a_core.http import Headers, HttpRequest
+from a2a_core.http import Headers, HttpRequest, HttpResponse
 from a2a_core.protocol import ProtocolOptions, ServerProtocol
 from a2a_core.signing import (
     CardSignatureError,
@@ -325,7 +324,7 @@ def test_one_valid_signature_among_several_is_enough_for_key_rotation() -> None:
 
 
 def test_a_signed_document_that_is_not_a_card_is_refused() -> None:
-    document = {"name": "not a card"}
+    document: dict[str, Any] = {"name": "not a card"}
     document["signatures"] = [msgspec.to_builtins(ED.sign_document(document))]
     with pytest.raises(CardSignatureError, match="not a valid agent card"):
         verify_agent_card(json.dumps(document), KEYS)
@@ -373,7 +372,7 @@ def sign_calls(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
         calls.append(payload)
         return encode(payload, *args, **kwargs)
 
-    monkeypatch.setattr(signing_module.api_jws, "encode", counting)
+    monkeypatch.setattr(api_jws, "encode", counting)
     return calls
 
 
@@ -428,33 +427,38 @@ def protocol(key: CardSigningKey | None = ED, **options: Any) -> ServerProtocol:
     )
 
 
+def reply(served: ServerProtocol, request: HttpRequest) -> HttpResponse:
+    response = served.receive_request(request)
+    assert isinstance(response, HttpResponse)
+    return response
+
+
 def test_the_protocol_serves_a_signed_card_and_its_jwks() -> None:
     served = protocol(jwks_path=JWKS_PATH)
-    card = served.receive_request(get())
-    jwks = served.receive_request(get(JWKS_PATH))
-    assert not isinstance(card, t.AgentCard)
+    card = reply(served, get())
+    jwks = reply(served, get(JWKS_PATH))
     assert card.status == 200
-    assert jwks.status == 200  # type: ignore[union-attr]
-    headers = dict(jwks.headers)  # type: ignore[union-attr]
+    assert jwks.status == 200
+    headers = dict(jwks.headers)
     assert headers["content-type"] == "application/jwk-set+json"
-    document = json.loads(jwks.body)  # type: ignore[union-attr]
+    document = json.loads(jwks.body)
     assert document == jwks_document([ED])
     assert document["keys"][0] == {**ED.public_jwk, "kid": "ed-1", "use": "sig", "alg": "EdDSA"}
     assert "d" not in document["keys"][0]
     # A client verifies with the keys of the JWKS the jku names.
     keys = {k["kid"]: k for k in document["keys"]}
-    assert verify_agent_card(card.body, keys).name == "Echo"  # type: ignore[union-attr]
+    assert verify_agent_card(card.body, keys).name == "Echo"
     # HEAD, 304 and 405 as for the card.
-    head = served.receive_request(get(JWKS_PATH, method="HEAD"))
-    assert (head.status, head.body) == (200, b"")  # type: ignore[union-attr]
+    head = reply(served, get(JWKS_PATH, method="HEAD"))
+    assert (head.status, head.body) == (200, b"")
     etag = headers["etag"]
-    assert served.receive_request(get(JWKS_PATH, ("if-none-match", etag))).status == 304  # type: ignore[union-attr]
-    assert served.receive_request(get(JWKS_PATH, method="POST")).status == 405  # type: ignore[union-attr]
+    assert reply(served, get(JWKS_PATH, ("if-none-match", etag))).status == 304
+    assert reply(served, get(JWKS_PATH, method="POST")).status == 405
 
 
 def test_without_a_jwks_path_nothing_is_served_there_and_no_jku() -> None:
     served = protocol()
-    assert served.receive_request(get(JWKS_PATH)).status == 404  # type: ignore[union-attr]
+    assert reply(served, get(JWKS_PATH)).status == 404
     header = json.loads(b64decode(served.card_publisher.card_for().signatures[0].protected))
     assert "jku" not in header
 
