@@ -116,6 +116,13 @@ def _parse_jwk(jwk: Mapping[str, Any] | str | bytes) -> PyJWK:
     return PyJWK(data)
 
 
+def _jwk_alg(jwk: PyJWK) -> str | None:
+    """The ``alg`` member the JWK itself carries (PyJWK's ``algorithm_name`` also names a
+    default for a JWK without one, which must not restrict anything)."""
+    alg = getattr(jwk, "_jwk_data", {}).get("alg")
+    return alg if isinstance(alg, str) else None
+
+
 @dataclass(frozen=True, eq=False, kw_only=True)
 class CardSigningKey:
     """A private key that signs agent cards, with the header that names it.
@@ -207,7 +214,7 @@ class CardSigningKey:
         key = parsed.key
         if not hasattr(key, "public_key"):
             raise ValueError("the JWK is not a private EC, RSA or OKP key")
-        alg = algorithm or parsed._jwk_data.get("alg")
+        alg = algorithm or _jwk_alg(parsed)
         return cls.from_key(key, kid=kid or parsed.key_id, algorithm=alg, jku=jku)
 
     @property
@@ -308,7 +315,8 @@ def _verification_key(key: VerificationKey) -> tuple[PublicKey, frozenset[str]]:
         return key.public_key, frozenset({key.algorithm})
     if isinstance(key, PyJWK):
         parsed: Any = key.key
-        restrict = {key._jwk_data["alg"]} if "alg" in key._jwk_data else None
+        alg = _jwk_alg(key)
+        restrict = None if alg is None else {alg}
     elif isinstance(key, str | bytes) and key.lstrip()[:1] in ("{", b"{"):
         return _verification_key(_parse_jwk(key))
     elif isinstance(key, str | bytes):
