@@ -1,5 +1,6 @@
 """Shared command line of the examples: pick an adapter, a host, a port and a public URL,
-and optionally a Redis to share tasks with other replicas (``--redis URL``).
+optionally a Redis to share tasks with other replicas (``--redis URL``), and a key to sign
+the agent card with (``--signing-key PEM``, which also serves its JWKS).
 
 Every example ends with ``serve(server, args)``, which serves the agent at the root of the
 chosen framework: a plain ASGI app under uvicorn for ``--adapter starlette``, an aiohttp
@@ -18,6 +19,8 @@ from a2a_core.server import A2AServer
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
 
 ADAPTERS = ("starlette", "aiohttp")
+#: Where ``--signing-key`` serves the JWK Set its signatures' ``jku`` names.
+JWKS_PATH = "/.well-known/jwks.json"
 
 
 def parse_args(
@@ -51,6 +54,12 @@ def parse_args(
     parser.add_argument(
         "--redis-prefix", default="a2a:", help="key prefix in Redis (default: a2a:)"
     )
+    parser.add_argument(
+        "--signing-key",
+        metavar="PEM",
+        help="sign the agent card with this private key file (EC, RSA or Ed25519 PEM) and "
+        f"serve its public key at {JWKS_PATH} (needs a2a-core[signing])",
+    )
     parser.set_defaults(public_host=public_host)
     if extra is not None:
         extra(parser)
@@ -71,6 +80,18 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     from a2a_redis import RedisBackend
 
     return {"backend": RedisBackend(args.redis, prefix=args.redis_prefix)}
+
+
+def signing_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ProtocolOptions of ``--signing-key``: none, or the key and the JWKS path."""
+    if not args.signing_key:
+        return {}
+    from pathlib import Path
+
+    from a2a_core.signing import CardSigningKey
+
+    key = CardSigningKey.from_pem(Path(args.signing_key).read_bytes())
+    return {"card_signing_key": key, "jwks_path": JWKS_PATH}
 
 
 def card(

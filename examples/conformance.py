@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import anyio
-from _common import backend_options, card, parse_args, public_url, serve
+from _common import backend_options, card, parse_args, public_url, serve, signing_options
 from aiohttp import web
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -181,7 +181,7 @@ def main() -> None:
         ),
         # The kits send no credentials, and ask for the extended card all the same.
         extended_card_for_anonymous=True,
-        protocol=ProtocolOptions(legacy_card_fields=args.v03_card),
+        protocol=ProtocolOptions(legacy_card_fields=args.v03_card, **signing_options(args)),
         # The kits receive push notifications on a local webhook.
         push_allow_hosts=["localhost", "127.0.0.0/8", "::1"],
     )

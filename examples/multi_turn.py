@@ -9,8 +9,9 @@ completes it with a greeting artifact.
 
 from __future__ import annotations
 
-from _common import backend_options, card, parse_args, public_url, serve
+from _common import backend_options, card, parse_args, public_url, serve, signing_options
 
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import AgentSkill
 
@@ -40,6 +41,7 @@ def main() -> None:
         ),
         base_url=public_url(args),
         **backend_options(args),
+        protocol=ProtocolOptions(**signing_options(args)),
     )
     serve(server, args)
 

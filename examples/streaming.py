@@ -18,8 +18,9 @@ import argparse
 from collections.abc import AsyncIterator
 
 import anyio
-from _common import backend_options, card, parse_args, public_url, serve
+from _common import backend_options, card, parse_args, public_url, serve, signing_options
 
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentSkill, Message
 
@@ -83,6 +84,7 @@ def main() -> None:
         ),
         base_url=public_url(args),
         **backend_options(args),
+        protocol=ProtocolOptions(**signing_options(args)),
     )
     serve(server, args)
 

@@ -48,8 +48,9 @@ def free_port() -> int:
 class Server:
     """One example running in a subprocess."""
 
-    def __init__(self, name: str, adapter: str, log: Path) -> None:
+    def __init__(self, name: str, adapter: str, log: Path, *more: str) -> None:
         script, *extra = SERVERS[name]
+        extra += more
         if name == "streaming":
             extra += ["--style", STREAMING_STYLE[adapter]]
         self.port = free_port()
@@ -426,3 +427,37 @@ def test_servers_refuse_a_malformed_content_length(
     reply = exchange(url, request)
     assert 400 <= reply.status < 500, reply
     assert client.get(url + CARD_PATH).status_code == 200
+
+
+# --- --signing-key ---------------------------------------------------------------------------
+
+
+def test_signing_key_signs_the_card_and_serves_its_jwks(tmp_path: Path, adapter: str) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from a2a_core.signing import verify_agent_card
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = tmp_path / "card-key.pem"
+    pem.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+    )
+    server = Server("echo", adapter, tmp_path / "log", "--signing-key", str(pem))
+    try:
+        server.wait_ready(time.monotonic() + 60)
+        body = httpx.get(server.url + CARD_PATH, timeout=10).content
+        jwks = httpx.get(server.url + "/.well-known/jwks.json", timeout=10).json()
+    finally:
+        server.stop()
+        server.wait_stopped()
+    [jwk] = jwks["keys"]
+    assert jwk["kty"] == "EC"
+    assert "d" not in jwk
+    card = verify_agent_card(body, {jwk["kid"]: key.public_key()})
+    assert card.name == "Echo"
+    assert verify_agent_card(body, {jwk["kid"]: jwk}) == card

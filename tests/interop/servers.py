@@ -182,8 +182,11 @@ async def _aiohttp_bearer_identity(
 
 
 @contextlib.asynccontextmanager
-async def serve(adapter: str, *, legacy_card_fields: bool = False) -> AsyncIterator[Served]:
-    """Run the demo agent on ``adapter`` on 127.0.0.1 until the block ends."""
+async def serve(
+    adapter: str, *, legacy_card_fields: bool = False, **protocol: Any
+) -> AsyncIterator[Served]:
+    """Run the demo agent on ``adapter`` on 127.0.0.1 until the block ends (``protocol``:
+    more `ProtocolOptions`)."""
     sock = _bound_socket()
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}{PREFIXES[adapter]}"
@@ -193,7 +196,7 @@ async def serve(adapter: str, *, legacy_card_fields: bool = False) -> AsyncItera
         card=make_card(),
         base_url=url,
         extended_card=extended_card,
-        protocol=ProtocolOptions(legacy_card_fields=legacy_card_fields),
+        protocol=ProtocolOptions(legacy_card_fields=legacy_card_fields, **protocol),
         push_allow_hosts=["127.0.0.1/32"],
         keep_alive_interval=5.0,
     )

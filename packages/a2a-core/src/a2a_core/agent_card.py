@@ -38,7 +38,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -48,6 +48,9 @@ from a2a_core.errors import LocalProtocolError
 from a2a_core.http import Headers, HttpRequest, HttpResponse
 from a2a_core.types import AgentCard, AgentExtension, AgentInterface
 from a2a_core.types._common import to_utc
+
+if TYPE_CHECKING:  # the signing extra is optional: nothing is imported unless a key is given
+    from a2a_core.signing import CardSigningKey
 
 __all__ = [
     "DEFAULT_CARD_PATH",
@@ -99,6 +102,14 @@ class CardOptions:
     a per-request base URL is derived from (e.g. ``"X-Forwarded-Host, X-Forwarded-Proto"``)
     so that shared caches do not serve one host's card for another; see
     :meth:`AgentCardPublisher.respond`."""
+    signing_key: CardSigningKey | None = None
+    """Sign each card variant with this key (v1.0 §8.4; see :mod:`a2a_core.signing`). The
+    card's ``signatures`` become that one signature, computed once per variant and cached
+    with its bytes, so a signed variant has its own stable ``ETag``."""
+    jwks_path: str | None = None
+    """Path (below the mount) of the JWK Set of ``signing_key``'s public key, served like
+    the card; the signatures' ``jku`` then points to it, unless the key has its own
+    ``jku``. ``None``: no JWKS served."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +313,7 @@ class AgentCardPublisher:
         "_cache_limit",
         "_extensions",
         "_interfaces",
+        "_jwks",
         "_last_modified",
         "_last_modified_text",
         "_method_not_allowed",
@@ -338,6 +350,12 @@ class AgentCardPublisher:
             (("allow", _ALLOWED), ("content-type", "application/json")),
             _METHOD_NOT_ALLOWED_BODY,
         )
+        self._jwks: tuple[bytes, str] | None = None
+        if options.signing_key is not None and options.jwks_path is not None:
+            from a2a_core.signing import jwks_document
+
+            jwks = codec.encode(jwks_document([options.signing_key]))
+            self._jwks = (jwks, f'"{hashlib.sha256(jwks).hexdigest()}"')
         self._check_card()
 
     @property
@@ -364,6 +382,10 @@ class AgentCardPublisher:
     def matches_path(self, path: str) -> bool:
         """Whether ``path`` (below the mount) is the card's; always false when disabled."""
         return self._options.path is not None and path == self._options.path
+
+    def matches_jwks_path(self, path: str) -> bool:
+        """Whether ``path`` (below the mount) is the signing key's JWKS (when served)."""
+        return self._jwks is not None and path == self._options.jwks_path
 
     def card_for(self, base_url: str | None = None) -> AgentCard:
         """The v1.0 card value for ``base_url`` (or the configured one)."""
@@ -416,24 +438,58 @@ class AgentCardPublisher:
         if request.method not in ("GET", "HEAD"):
             return self._method_not_allowed
         document = self.document_for(base_url or request.base_url)
+        return self._conditional(
+            request, document.body, document.etag, self._options.content_type, self._options.vary
+        )
+
+    def respond_jwks(self, request: HttpRequest) -> HttpResponse:
+        """The reply to a request routed to the JWKS (see :meth:`matches_jwks_path`): as
+        :meth:`respond`, with the JWK Set as ``application/jwk-set+json`` (RFC 7517 §8.5).
+        It does not depend on the base URL, hence no ``vary``."""
+        if request.method not in ("GET", "HEAD") or self._jwks is None:
+            return self._method_not_allowed
+        body, etag = self._jwks
+        return self._conditional(request, body, etag, "application/jwk-set+json", None)
+
+    def _conditional(
+        self, request: HttpRequest, body: bytes, etag: str, content_type: str, vary: str | None
+    ) -> HttpResponse:
         validators = [
-            ("etag", document.etag),
-            ("last-modified", document.last_modified),
+            ("etag", etag),
+            ("last-modified", self._last_modified_text),
             ("cache-control", self._options.cache_control),
         ]
-        if self._options.vary is not None:
-            validators.append(("vary", self._options.vary))
-        if _not_modified(request.headers, document.etag, self._last_modified):
+        if vary is not None:
+            validators.append(("vary", vary))
+        if _not_modified(request.headers, etag, self._last_modified):
             return HttpResponse(304, tuple(validators))
-        headers = [("content-type", self._options.content_type), *validators]
+        headers = [("content-type", content_type), *validators]
         if request.method == "HEAD":
-            headers.append(("content-length", str(len(document.body))))
+            headers.append(("content-length", str(len(body))))
             return HttpResponse(200, tuple(headers))
-        return HttpResponse(200, tuple(headers), document.body)
+        return HttpResponse(200, tuple(headers), body)
+
+    def jwks_url(self, base_url: str) -> str | None:
+        """The absolute URL of the served JWKS for a base URL, or ``None`` if none is."""
+        if self._jwks is None or self._options.jwks_path is None or not base_url:
+            return None
+        return base_url + self._options.jwks_path
 
     def _make_document(self, base_url: str) -> AgentCardDocument:
         card = build_card(self._template, self._interfaces, self._extensions, base_url)
+        key = self._options.signing_key
+        if key is not None:
+            # The template's own signatures would be stale: they signed another card.
+            card = msgspec.structs.replace(card, signatures=[])
         body = encode_card(card, legacy_v0_3_fields=self._options.legacy_v0_3_fields)
+        if key is not None:
+            # Signed over exactly the object sent (legacy members included), then sent with
+            # the signature appended: `verify_agent_card` checks the same object.
+            sent: dict[str, Any] = msgspec.json.decode(body)
+            signature = key.sign_document(sent, jku=self.jwks_url(base_url))
+            sent["signatures"] = [signature]
+            body = codec.encode(sent)
+            card = msgspec.structs.replace(card, signatures=[signature])
         etag = f'"{hashlib.sha256(body).hexdigest()}"'
         return AgentCardDocument(card, body, etag, self._last_modified_text)
 
@@ -453,6 +509,14 @@ class AgentCardPublisher:
             codec.decode(codec.encode(card), AgentCard)
         except codec.DecodeError as exc:
             raise LocalProtocolError(f"the agent card is not valid: {exc.message}") from None
+        if self._options.signing_key is not None:
+            from a2a_core.signing import CardSignatureError, canonical_card_payload
+
+            body = encode_card(card, legacy_v0_3_fields=self._options.legacy_v0_3_fields)
+            try:
+                canonical_card_payload(msgspec.json.decode(body))
+            except CardSignatureError as exc:
+                raise LocalProtocolError(f"the agent card cannot be signed: {exc}") from None
 
 
 def _check_config(
@@ -462,6 +526,14 @@ def _check_config(
 ) -> None:
     if options.path is not None and not options.path.startswith("/"):
         raise LocalProtocolError(f"the card path must start with '/': {options.path!r}")
+    if options.jwks_path is not None:
+        if not options.jwks_path.startswith("/") or options.jwks_path == options.path:
+            raise LocalProtocolError(
+                f"the JWKS path must start with '/' and differ from the card's: "
+                f"{options.jwks_path!r}"
+            )
+        if options.signing_key is None:
+            raise LocalProtocolError("a JWKS path is configured without a card signing key")
     for interface in interfaces:
         if not interface.binding:
             raise LocalProtocolError(f"a served interface has no binding: {interface!r}")

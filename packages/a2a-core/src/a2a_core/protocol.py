@@ -25,7 +25,7 @@ import dataclasses
 import datetime as _dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -92,6 +92,9 @@ from a2a_core.types import (
 from a2a_core.versions import DEFAULT_VERSIONS, LEGACY_VERSION, negotiate_version, normalize_version
 from a2a_core.versions import HEADER as VERSION_HEADER
 
+if TYPE_CHECKING:  # the signing extra is optional
+    from a2a_core.signing import CardSigningKey
+
 __all__ = ["DEFAULT_MAX_BODY_SIZE", "DEFAULT_MAX_JSON_DEPTH", "ProtocolOptions", "ServerProtocol"]
 
 #: Largest request body accepted (8 MiB).
@@ -133,6 +136,13 @@ class ProtocolOptions:
     """``Cache-Control`` of the card (which also carries ``ETag`` and ``Last-Modified``)."""
     legacy_card_fields: bool = False
     """Add the v0.3 top-level card fields v0.3-era clients need (off: a pure v1.0 card)."""
+    card_signing_key: CardSigningKey | None = None
+    """Sign the public card (and the extended card) with this key: a JWS over the card's
+    RFC 8785 form, computed once per card variant (v1.0 §8.4; `a2a_core.signing`, which
+    needs the ``a2a-core[signing]`` extra)."""
+    jwks_path: str | None = None
+    """Serve the signing key's JWK Set at this path, GET and HEAD, and point the
+    signatures' ``jku`` to it (``None``: not served; e.g. ``"/.well-known/jwks.json"``)."""
     versions: Sequence[str] = DEFAULT_VERSIONS
     """The A2A versions served (Major.Minor); another ``A2A-Version`` is -32009."""
     strict_versions: bool = False
@@ -261,8 +271,22 @@ class ServerProtocol:
                 cache_control=options.card_cache_control,
                 last_modified=last_modified,
                 legacy_v0_3_fields=options.legacy_card_fields,
+                signing_key=options.card_signing_key,
+                jwks_path=None if options.jwks_path is None else _join_path(options.jwks_path),
             ),
         )
+
+    def sign_card(self, card: AgentCard, base_url: str | None = None) -> AgentCard:
+        """``card`` signed with ``options.card_signing_key`` (as is without one): for the
+        extended card, sent as a value in a reply. ``jku`` is this server's JWKS URL for
+        ``base_url`` (or the configured one) when it serves one."""
+        key = self.options.card_signing_key
+        if key is None:
+            return card
+        from a2a_core.signing import sign_card
+
+        base = (base_url or self.base_url or "").rstrip("/")
+        return sign_card(card, key, jku=self.card_publisher.jwks_url(base))
 
     # --- receiving -------------------------------------------------------------------------
 
@@ -271,6 +295,8 @@ class ServerProtocol:
         path = request.path or "/"
         if self.card_path is not None and path == self.card_path:
             return self.card_publisher.respond(request, request.base_url)
+        if self.card_publisher.matches_jwks_path(path):
+            return self.card_publisher.respond_jwks(request)
         if self.jsonrpc_path is not None and path == self.jsonrpc_path:
             if request.method != "POST":
                 return _plain_error(405, "Method not allowed", (("allow", "POST"),))

@@ -773,12 +773,13 @@ class A2AServer:
         if inspect.isawaitable(card):
             card = await card
         assert isinstance(card, AgentCard)
-        return build_card(
+        built = build_card(
             card,
             self.protocol.served_interfaces,
             [ext.declaration for ext in self.extensions],
             call.base_url,
         )
+        return self.protocol.sign_card(built, call.base_url)
 
 
 def _snapshot(stored: StoredTask) -> FirstEvent:
