@@ -246,6 +246,20 @@ async def test_a_cancel_always_fits_in_the_log() -> None:
     assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
 
 
+async def test_the_end_of_a_task_is_never_refused() -> None:
+    async def steps(ctx: TaskContext) -> None:
+        for i in range(3):
+            await ctx.working(f"step {i}")  # with the client's message: four, the limit
+        await ctx.complete("done")  # a fifth, but it ends the task
+
+    limits = TaskLimits(max_history_messages=4)
+    async with A2AServer(steps, card=make_card(), task_limits=limits) as server:
+        task = (await Client(server).result("SendMessage", send("go")))["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["status"]["message"]["parts"] == [{"text": "done"}]
+    assert len(task["history"]) == 4
+
+
 # --- the in-memory budgets, through a server -------------------------------------------
 
 

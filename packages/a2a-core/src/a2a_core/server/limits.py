@@ -73,7 +73,9 @@ class TaskLimits:
 
     The defaults keep a task under about 32 MiB in the store and as much in its log, while
     allowing what the body limit (8 MiB) lets a client send, a long conversation, and an
-    answer streamed token by token.
+    answer streamed token by token. The event that ends a task is never refused (a cancel,
+    a failure, a shutdown must be recorded as they are), so a task may end with one status
+    message beyond the message limits; a task that ended grows no more.
     """
 
     max_history_messages: int | None = 1_000
@@ -135,14 +137,15 @@ class TaskLimits:
         status = event.status_update
         message: Message | None = None
         if status is not None:
+            if status.status.state in TERMINAL_STATES:
+                # The end of a task is never turned away (a cancel, a failure, a shutdown
+                # must be recorded as they are), and a task that ended grows no more.
+                return None
             message = status.status.message
-            if message is None and status.status.state in TERMINAL_STATES:
-                return None  # ending a task (a cancel) always fits: nothing to count
         elif event.message is not None:
             message = event.message
         limit = self.max_events
-        ends = status is not None and status.status.state in TERMINAL_STATES
-        if limit is not None and not ends and last_seq + 2 > limit:
+        if limit is not None and last_seq + 2 > limit:
             return _over(limit, "events")
         if message is not None:
             messages = usage.messages + 1

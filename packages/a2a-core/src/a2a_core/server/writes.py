@@ -185,15 +185,11 @@ class TaskWriter:
         stored = self._stored
         if stored.task.status.state in TERMINAL_STATES:
             return None  # dropped anyway
+        status = event.status_update
+        if status is not None and status.status.state in TERMINAL_STATES:
+            return None  # the end of a task is never refused (see `TaskLimits`)
         usage = self._usage
         if usage is None or self._usage_version != stored.version:
-            status = event.status_update
-            if (
-                status is not None
-                and status.status.message is None
-                and status.status.state in (TERMINAL_STATES)
-            ):
-                return None  # a cancel: nothing to count, no need to count the task
             usage = self._usage = TaskUsage.of(stored.task)
             self._usage_version = stored.version
         return self._storage.limits.charge(usage, event, stored.last_seq)
