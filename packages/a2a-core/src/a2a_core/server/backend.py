@@ -107,13 +107,14 @@ class InMemoryBackend:
     configs with it. Closed event logs are kept ``log_retention`` seconds (for
     ``Last-Event-ID`` replays), at most ``max_closed_logs`` of them and
     ``max_closed_log_bytes`` encoded; a task has at most ``max_configs_per_task`` webhooks.
-    The byte budgets hold whatever clients send: 256 MiB of finished tasks (GetTask and
-    ListTasks read those) and 128 MiB of finished logs (only replays read those), so a
-    default server keeps under 400 MiB of finished work, and the count bounds are what
-    apply to small tasks (10,000 of a few KiB).
-    ``None`` disables a time, count or byte bound. Nothing survives a restart. ``push_sender``:
-    webhook delivery of your own (e.g. a `WebhookPushSender` with other settings, run around
-    the server); by default the server runs one when the card declares push notifications.
+    The byte budgets hold whatever clients send: 128 MiB of finished tasks (GetTask and
+    ListTasks read those; eight echoes of the largest message a client may send) and half
+    as much of finished logs (only ``Last-Event-ID`` replays read those), so a default
+    server keeps under 200 MiB of finished work; for ordinary tasks of a few KiB the count
+    bounds apply first. ``None`` disables a time, count or byte bound. Nothing survives a
+    restart. ``push_sender``: webhook delivery of your own (e.g. a `WebhookPushSender` with
+    other settings, run around the server); by default the server runs one when the card
+    declares push notifications.
     """
 
     def __init__(
@@ -121,10 +122,10 @@ class InMemoryBackend:
         *,
         ttl: float | None = 3600.0,
         max_terminal_tasks: int | None = 10_000,
-        max_terminal_bytes: int | None = 256 * _MiB,
+        max_terminal_bytes: int | None = 128 * _MiB,
         log_retention: float | None = 3600.0,
         max_closed_logs: int | None = 10_000,
-        max_closed_log_bytes: int | None = 128 * _MiB,
+        max_closed_log_bytes: int | None = 64 * _MiB,
         max_configs_per_task: int = 10,
         push_sender: PushSender | None = None,
         clock: Callable[[], float] = time.monotonic,

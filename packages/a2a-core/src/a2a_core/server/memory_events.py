@@ -42,6 +42,8 @@ _encoder: Final = msgspec.msgpack.Encoder()
 _decoder: Final = msgspec.msgpack.Decoder(StreamResponse)
 
 _MiB: Final = 1 << 20
+# The encoding buffer is kept for the next append up to this size (nearly every event).
+_KEEP_BUFFER: Final = 1 << 16
 
 
 class _Log(msgspec.Struct, gc=False):
@@ -90,7 +92,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         *,
         retention: float | None = 3600.0,
         max_closed_logs: int | None = 10_000,
-        max_closed_bytes: int | None = 128 * _MiB,
+        max_closed_bytes: int | None = 64 * _MiB,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if retention is not None and retention < 0:
@@ -152,6 +154,8 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # blob of exactly the encoded size, where `encode` leaves spare capacity.
         _encoder.encode_into(event, self._buffer)
         blob = bytes(self._buffer)
+        if len(blob) > _KEEP_BUFFER:
+            self._buffer = bytearray()  # not held at 1.5 times the largest event ever logged
         log = self._logs.get(task_id)
         if log is None:
             log = self._logs[task_id] = _Log(task_id)

@@ -71,6 +71,8 @@ _LIVE_STATES: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 _SMALL_CONTEXT: Final = 32
 
 _MiB: Final = 1 << 20
+# The encoding buffer is kept for the next write up to this size (nearly every task).
+_KEEP_BUFFER: Final = 1 << 16
 
 
 class _Record(msgspec.Struct, gc=False):
@@ -120,7 +122,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
         *,
         ttl: float | None = 3600.0,
         max_terminal_tasks: int | None = 10_000,
-        max_terminal_bytes: int | None = 256 * _MiB,
+        max_terminal_bytes: int | None = 128 * _MiB,
         clock: Callable[[], float] = time.monotonic,
         on_evict: EvictHook | None = None,
     ) -> None:
@@ -387,7 +389,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
         # encode_into + copy gives a bytes object of exactly the encoded size; `encode`
         # returns one with spare capacity (about 25% of a small task).
         _encoder.encode_into(task, self._buffer)
-        return bytes(self._buffer)
+        blob = bytes(self._buffer)
+        if len(blob) > _KEEP_BUFFER:
+            self._buffer = bytearray()  # not held at 1.5 times the largest task ever stored
+        return blob
 
     def _blob(self, record: _Record) -> bytes:
         """The record's encoded task, encoding a live one now (once per write)."""
