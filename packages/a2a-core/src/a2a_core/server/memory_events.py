@@ -42,7 +42,7 @@ _encoder: Final = msgspec.msgpack.Encoder()
 _decoder: Final = msgspec.msgpack.Decoder(StreamResponse)
 
 _MiB: Final = 1 << 20
-# The encoding buffer is kept for the next append up to this size (nearly every event).
+# The encoding buffer is kept up to this size when a log closes (nearly every event fits).
 _KEEP_BUFFER: Final = 1 << 16
 
 
@@ -154,8 +154,6 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # blob of exactly the encoded size, where `encode` leaves spare capacity.
         _encoder.encode_into(event, self._buffer)
         blob = bytes(self._buffer)
-        if len(blob) > _KEEP_BUFFER:
-            self._buffer = bytearray()  # not held at 1.5 times the largest event ever logged
         log = self._logs.get(task_id)
         if log is None:
             log = self._logs[task_id] = _Log(task_id)
@@ -186,6 +184,8 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # tracking, where a list would be one more object per retained log to walk.
         log.events = tuple(log.events)
         log.size = sum(map(len, log.events))
+        if self._buffer.__alloc__() > _KEEP_BUFFER:  # its capacity, not its length
+            self._buffer = bytearray()  # not held at 1.5 times the largest event ever logged
         self._closed.append(log)
         self._closed_count += 1
         self._closed_bytes += log.size

@@ -375,10 +375,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
             record.terminal_since = self._clock()
             self._terminal_queue.append(record)
             self._terminal_count += 1
-            self._terminal_bytes += _size(record)
+            self._terminal_bytes += len(record.blob or b"")  # (a terminal task has one)
         elif record.terminal_since is not None:
             if terminal:  # a finished task written again: counted at its new size
-                self._terminal_bytes += _size(record) - len(previous or b"")
+                self._terminal_bytes += len(record.blob or b"") - len(previous or b"")
             else:
                 # Only a lifecycle bug un-finishes a task; then it must not be evicted.
                 record.terminal_since = None
