@@ -65,8 +65,6 @@ class _Log(msgspec.Struct, gc=False):
     closed_at: float = 0.0
     forgotten: bool = False
     followers: int = 0
-    #: Encoded bytes of ``events``, counted when the log closes (appends count nothing).
-    size: int = 0
 
 
 class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
@@ -105,7 +103,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # No bound is one no log reaches: a comparison, and no None check, per expiry.
         self._max_closed = sys.maxsize if max_closed_logs is None else max_closed_logs
         self._max_closed_bytes = sys.maxsize if max_closed_bytes is None else max_closed_bytes
-        # Encoded bytes of the closed logs, counted once per log when it closes.
+        # Encoded bytes of the closed logs (each log's ``ends[-1]``), counted when it closes.
         self._closed_bytes = 0
         self._clock = clock
         self._logs: dict[str, _Log] = {}
@@ -123,11 +121,10 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
 
     @property
     def encoded_bytes(self) -> int:
-        """Bytes of the encoded events held now, in every log (O(open logs' events): for
-        monitoring and tests). Each event is one blob; the few dozen bytes per event of its
-        header and list slot are not counted (the runtime's ``max_events`` bounds those)."""
-        open_bytes = sum(sum(map(len, log.events)) for log in self._logs.values() if not log.closed)
-        return self._closed_bytes + open_bytes
+        """Bytes of the encoded events held now, in every log (O(logs): for monitoring and
+        tests). Each event is one blob; the few dozen bytes per event of its header, its
+        list slot and its entry in ``ends`` are not counted (``max_events`` bounds those)."""
+        return sum(log.ends[-1] for log in self._logs.values())
 
     @property
     def closed_bytes(self) -> int:
@@ -183,12 +180,11 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # Nothing is appended any more: a tuple of bytes, which the garbage collector stops
         # tracking, where a list would be one more object per retained log to walk.
         log.events = tuple(log.events)
-        log.size = sum(map(len, log.events))
         if self._buffer.__alloc__() > _KEEP_BUFFER:  # its capacity, not its length
             self._buffer = bytearray()  # not held at 1.5 times the largest event ever logged
         self._closed.append(log)
         self._closed_count += 1
-        self._closed_bytes += log.size
+        self._closed_bytes += log.ends[-1]
         self._wake(task_id)
         self._expire()
 
@@ -288,7 +284,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         log.forgotten = True
         if log.closed:
             self._closed_count -= 1
-            self._closed_bytes -= log.size
+            self._closed_bytes -= log.ends[-1]
             self._compact()
         self._wake(task_id)
 
@@ -315,7 +311,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
             if (
                 over_bytes
                 and newest is not log
-                and newest.size > self._max_closed_bytes
+                and newest.ends[-1] > self._max_closed_bytes
                 and self._logs.get(newest.task_id) is newest
             ):
                 # Larger than the whole budget, it cannot stay: the others need not go first.
@@ -329,7 +325,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         """Forget a closed log that expired (its followers finish draining what they hold)."""
         del self._logs[log.task_id]
         self._closed_count -= 1
-        self._closed_bytes -= log.size
+        self._closed_bytes -= log.ends[-1]
 
     def _compact(self) -> None:
         # Forgotten logs leave stale queue entries; rebuild when they outnumber live ones.
