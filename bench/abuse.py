@@ -36,6 +36,16 @@ Before and after a change: ``git archive REV packages | tar -x -C DIR``, then ru
   callers got an answer (their task FAILED, or an error) rather than a dropped connection,
   and whether the stream ended with a final frame. ``--baseline DIR`` measures a checkout's
   packages too, in the same run.
+- ``messages`` (issue 13, "memory bounded in bytes"): ``--count`` SendMessage calls (distinct
+  messageIds, one connection each, one after the other) whose bodies are just under the
+  body limit (8 MiB), answered by the echo agent: each task holds the message in its
+  history and the artifact repeating it, and its log a snapshot and the artifact event.
+  Printed per server: the RSS idle, at its peak, and after, with how many tasks are still
+  kept (ListTasks) and the time taken. First, in this process, what one stored task costs
+  per byte of message: one echo SendMessage of each ``--cost-sizes`` through
+  ``A2AServer.handle``, with the bytes the store and the log report and the bytes
+  ``tracemalloc`` sees held after the reply is gone.
+  ``--baseline DIR`` measures a checkout's packages too, in the same run.
 
 Adding a section: a function that adds its subcommand to the parser (see
 ``add_subscriptions``) and a ``run`` function it points to; register it in ``SECTIONS``.
@@ -392,10 +402,154 @@ def run_shutdown(args: argparse.Namespace) -> None:
             )
 
 
+# --- section: messages -----------------------------------------------------------------------
+
+
+def add_messages(sections: Any) -> None:
+    parser = sections.add_parser(
+        "messages", help="SendMessage calls just under the body limit (issue 13)"
+    )
+    parser.add_argument("--servers", default=",".join(SERVERS), help="comma-separated kinds")
+    parser.add_argument("--count", type=int, default=100, help="SendMessage calls")
+    parser.add_argument("--body", type=int, default=8 * MiB - 64, help="bytes of each request body")
+    parser.add_argument(
+        "--cost-sizes",
+        default="1024,65536,1048576,8388000",
+        help="message sizes (bytes of text) of the in-process cost measurement; '' skips it",
+    )
+    parser.add_argument(
+        "--baseline", type=Path, help="a checkout to measure too (its packages), as before"
+    )
+    parser.set_defaults(run=run_messages)
+
+
+def send_request(port: int, n: int, body_size: int) -> bytes:
+    """SendMessage number ``n`` (its own messageId), its body exactly ``body_size`` bytes."""
+    empty = rpc(port, "SendMessage", message_params(n, ""), request_id=n)
+    text = "x" * (body_size - (len(empty) - len(empty.partition(b"\r\n\r\n")[0]) - 4))
+    request = rpc(port, "SendMessage", message_params(n, text), request_id=n)
+    assert len(request.partition(b"\r\n\r\n")[2]) == body_size
+    return request
+
+
+def message_params(n: int, text: str) -> dict[str, Any]:
+    return {"message": {"messageId": f"m{n}", "role": "ROLE_USER", "parts": [{"text": text}]}}
+
+
+def peak_rss(pid: int) -> int:
+    """The highest RSS the process has had (``VmHWM``)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM")
+
+
+def measure_messages(
+    kind: str, count: int, body_size: int, baseline: Path | None
+) -> dict[str, Any]:
+    with running_server(kind, baseline) as (port, process):
+        pid = process.pid
+        rss_idle = settled_rss(pid)
+        started = time.monotonic()
+        completed = 0
+        for n in range(count):
+            reply = json_body(exchange(port, send_request(port, n, body_size)))
+            completed += reply["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            del reply
+        seconds = time.monotonic() - started
+        rss_after = settled_rss(pid)
+        listed = json_body(
+            exchange(port, rpc(port, "ListTasks", {"historyLength": 0, "pageSize": 100}))
+        )["result"]
+        return {
+            "server": kind,
+            "code": "baseline" if baseline is not None else "this tree",
+            "rss_idle": rss_idle,
+            "rss_peak": peak_rss(pid),
+            "rss_after": rss_after,
+            "seconds": seconds,
+            "completed": completed,
+            "kept": listed["totalSize"],
+        }
+
+
+async def stored_cost(size: int) -> dict[str, int]:
+    """What one more stored task costs: an echo SendMessage of ``size`` characters through
+    ``A2AServer.handle``, after one of the same size (which grew the store's and the log's
+    encoding buffers, a one-off); the bytes the store and the log report more, and the
+    bytes ``tracemalloc`` sees held once the request is over."""
+    import gc
+    import tracemalloc
+
+    from a2a_core.http import Headers, HttpRequest
+
+    server = abuse_server("http://127.0.0.1:9999")
+    headers = Headers([("content-type", "application/json"), ("a2a-version", "1.0")])
+
+    def request(n: int) -> HttpRequest:
+        params = message_params(n, "x" * size)
+        body = json.dumps({"jsonrpc": "2.0", "id": n, "method": "SendMessage", "params": params})
+        return HttpRequest("POST", "/", headers=headers, body=body.encode())
+
+    async with server:
+        store, log = server.backend.store, server.backend.event_log
+        await server.handle(request(0))
+        before = (store.encoded_bytes, log.encoded_bytes)
+        gc.collect()
+        tracemalloc.start()
+        traced = tracemalloc.get_traced_memory()[0]
+        reply = await server.handle(request(1))
+        assert json.loads(reply.body)["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        del reply
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - traced
+        tracemalloc.stop()
+        return {
+            "size": size,
+            "held": held,
+            "store": store.encoded_bytes - before[0],
+            "log": log.encoded_bytes - before[1],
+        }
+
+
+def run_messages(args: argparse.Namespace) -> None:
+    import asyncio
+
+    sizes = [int(s) for s in args.cost_sizes.split(",") if s]
+    if sizes:
+        print("One more echo SendMessage of N characters, in process: what it leaves held")
+        print(f"{'N':>10} {'store':>11} {'log':>11} {'per byte':>9} {'traced':>11}")
+        for size in sizes:
+            row = asyncio.run(stored_cost(size))
+            print(
+                f"{size:>10,} {row['store']:>11,} {row['log']:>11,} "
+                f"{(row['store'] + row['log']) / size:>9.2f} {row['held']:>11,}"
+            )
+        print("(traced: every allocation still held, the store's bookkeeping and indexes too)\n")
+    print(
+        f"{args.count} SendMessage calls of {args.body:,} bytes each (echo agent, distinct "
+        "messageIds), RSS of the server"
+    )
+    print(
+        f"{'server':<20} {'code':<10} {'idle':>9} {'peak':>9} {'after':>9} {'kept':>5} "
+        f"{'done':>5} {'time':>7}"
+    )
+    trees: list[Path | None] = [None] if args.baseline is None else [args.baseline, None]
+    for kind in args.servers.split(","):
+        for tree in trees:
+            row = measure_messages(kind, args.count, args.body, tree)
+            print(
+                f"{kind:<20} {row['code']:<10} {row['rss_idle'] / MiB:>7.0f}Mi "
+                f"{row['rss_peak'] / MiB:>7.0f}Mi {row['rss_after'] / MiB:>7.0f}Mi "
+                f"{row['kept']:>5} {row['completed']:>5} {row['seconds']:>6.1f}s"
+            )
+
+
 # --- main -------------------------------------------------------------------------------------
 
 #: Every section: a function adding its subcommand (which sets ``run``).
-SECTIONS: tuple[Callable[[Any], None], ...] = (add_subscriptions, add_shutdown)
+SECTIONS: tuple[Callable[[Any], None], ...] = (add_subscriptions, add_shutdown, add_messages)
 
 
 def main() -> None:

@@ -334,6 +334,55 @@ async def test_max_closed_logs_drops_the_oldest_closed_first() -> None:
     assert labels(await log.read("d")) == [(1, "d")]
 
 
+def size(*events: StreamResponse) -> int:
+    """What the log holds of events: their msgpack encodings."""
+    return sum(len(msgspec.msgpack.encode(e)) for e in events)
+
+
+async def test_encoded_bytes_go_up_by_each_event_and_down_when_a_log_goes() -> None:
+    clock = FakeClock()
+    log = InMemoryEventLog(retention=10, max_closed_bytes=None, clock=clock)
+    a1, a2, b1 = event("a1" * 100), event("a2"), event("b1" * 50)
+    await log.append("a", a1)
+    assert (log.encoded_bytes, log.closed_bytes) == (size(a1), 0)
+    await log.append("a", a2)
+    await log.append("b", b1)
+    assert log.encoded_bytes == size(a1, a2, b1)
+    await log.close("a")
+    assert log.closed_bytes == size(a1, a2)
+    await log.forget("b")
+    assert log.encoded_bytes == size(a1, a2)
+    clock.now = 10  # "a" expires
+    assert await log.read("a") == []
+    assert (log.encoded_bytes, log.closed_bytes) == (0, 0)
+
+
+async def test_the_byte_budget_drops_the_oldest_closed_logs_first_never_an_open_one() -> None:
+    one = size(event("x0"))
+    log = InMemoryEventLog(retention=None, max_closed_logs=None, max_closed_bytes=2 * one)
+    await log.append("open", event("big" * 10 * one))  # far over the budget, but open
+    for name in ["x0", "x1", "x2", "x3"]:
+        await log.append(name, event(name))
+    for name in ["x1", "x0", "x3", "x2"]:
+        await log.close(name)
+        assert log.closed_bytes <= 2 * one
+    assert [bool(await log.read(n)) for n in ["x1", "x0", "x3", "x2"]] == [False, False, True, True]
+    assert len(await log.read("open")) == 1
+    assert log.encoded_bytes == 2 * one + size(event("big" * 10 * one))
+
+
+async def test_a_log_larger_than_the_whole_budget_goes_alone() -> None:
+    small = event("s")
+    log = InMemoryEventLog(retention=None, max_closed_bytes=10 * size(small))
+    await log.append("small", small)
+    await log.close("small")
+    await log.append("big", event("b" * 20 * size(small)))
+    await log.close("big")
+    assert await log.read("big") == []
+    assert labels(await log.read("small")) == [(1, "s")]
+    assert log.closed_bytes == size(small)
+
+
 async def test_forgetting_many_closed_logs_does_not_grow_the_retention_queue() -> None:
     log = InMemoryEventLog(retention=None, max_closed_logs=None)
     await log.close("kept")  # stays at the front of the queue

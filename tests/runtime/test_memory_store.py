@@ -12,6 +12,7 @@ import logging
 import random
 
 import anyio
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -383,6 +384,90 @@ async def test_deleted_terminal_tasks_do_not_count_against_the_bound() -> None:
     assert len(store._terminal_queue) < 100
     await store.create(make_task("c"))
     assert evicted == ["a"]
+
+
+# -- accounting in bytes, and the byte budget ---------------------------------------------
+
+
+def size(task: Task) -> int:
+    """What the store holds of a task: its msgpack encoding."""
+    return len(msgspec.msgpack.encode(task))
+
+
+async def test_encoded_bytes_go_up_by_what_is_stored_and_down_when_it_goes() -> None:
+    clock = FakeClock()
+    store = InMemoryTaskStore(ttl=10, max_terminal_bytes=None, clock=clock)
+    done = make_task("done", text="d" * 1000)
+    await store.create(done)
+    assert store.encoded_bytes == store.terminal_bytes == size(done)
+
+    # A task being worked on is held as the writer's object until it is read or settles.
+    running = make_task("running", state=TaskState.WORKING, text="r" * 500)
+    await store.create(running)
+    assert store.encoded_bytes == size(done)
+    await store.get("running")
+    assert store.encoded_bytes == size(done) + size(running)
+    assert store.terminal_bytes == size(done)
+
+    # Replaced by what settles it: counted once, at its new size, and now in the budget.
+    finished = make_task("running", state=TaskState.FAILED, text="f" * 2000)
+    await store.save(finished, expected_version=1, last_seq=2)
+    assert store.encoded_bytes == store.terminal_bytes == size(done) + size(finished)
+
+    waiting = make_task("waiting", state=TaskState.INPUT_REQUIRED)
+    await store.create(waiting)  # interrupted: encoded at once, never in the budget
+    assert store.encoded_bytes == size(done) + size(finished) + size(waiting)
+    assert store.terminal_bytes == size(done) + size(finished)
+
+    await store.delete("running")
+    assert store.encoded_bytes == size(done) + size(waiting)
+    clock.now = 10  # "done" expires
+    assert await store.get("done") is None
+    assert (store.encoded_bytes, store.terminal_bytes) == (size(waiting), 0)
+
+
+async def test_the_byte_budget_evicts_the_oldest_finished_first_never_a_running_task() -> None:
+    one = size(make_task("d0", state=TaskState.REJECTED, text="x" * 1000))
+    evicted: list[str] = []
+    store = InMemoryTaskStore(
+        ttl=None, max_terminal_tasks=None, max_terminal_bytes=3 * one, on_evict=evicted.append
+    )
+    # A running task far larger than the budget, encoded (read), stays: it is not finished.
+    await store.create(make_task("huge", state=TaskState.WORKING, text="h" * 50 * one))
+    assert await store.get("huge") is not None
+    await store.create(make_task("first", state=TaskState.WORKING, text="x" * 1000))
+    for i in range(5):
+        if i == 1:  # "first" finishes after d0, before every other
+            await store.save(
+                make_task("first", state=TaskState.CANCELED, text="x" * 1000),
+                expected_version=1,
+                last_seq=1,
+            )
+        await store.create(make_task(f"d{i}", state=TaskState.REJECTED, text="x" * 1000))
+        assert store.terminal_bytes <= 3 * one
+
+    assert evicted == ["d0", "first", "d1"]
+    for gone in evicted:
+        assert await store.get(gone) is None
+    assert [await store.get(k) is not None for k in ("d2", "d3", "d4", "huge")] == [True] * 4
+    assert store.terminal_bytes == 3 * one
+    assert store.encoded_bytes > 50 * one  # the running task counts, but not in the budget
+
+
+async def test_a_task_larger_than_the_whole_budget_goes_alone() -> None:
+    small = make_task("small", text="s")
+    evicted: list[str] = []
+    store = InMemoryTaskStore(max_terminal_bytes=10 * size(small), on_evict=evicted.append)
+    await store.create(small)
+    await store.create(make_task("big", state=TaskState.WORKING, text="b" * 100 * size(small)))
+    await store.save(
+        make_task("big", state=TaskState.COMPLETED, text="b" * 100 * size(small)),
+        expected_version=1,
+        last_seq=2,
+    )
+    assert evicted == ["big"]  # the small one need not have gone for it: it could not stay
+    assert await store.get("small") is not None
+    assert store.terminal_bytes == size(small)
 
 
 # -- ListTasks --------------------------------------------------------------------------

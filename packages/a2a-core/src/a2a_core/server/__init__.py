@@ -11,6 +11,7 @@ from a2a_core.server.context import TaskContext
 from a2a_core.server.events import EventLog, ImmediateEventLog, LoggedEvent
 from a2a_core.server.extensions import Extension, TimestampExtension
 from a2a_core.server.guards import ExecutionGuards
+from a2a_core.server.limits import TaskLimitError, TaskLimits
 from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.memory_store import InMemoryTaskStore
@@ -52,6 +53,8 @@ __all__ = [
     "Service",
     "StoredTask",
     "TaskContext",
+    "TaskLimitError",
+    "TaskLimits",
     "TaskOwner",
     "TaskPage",
     "TaskQuery",

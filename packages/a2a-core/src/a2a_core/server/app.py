@@ -45,6 +45,7 @@ from a2a_core.server.events import MeasuredEventLog
 from a2a_core.server.extensions import Extension
 from a2a_core.server.frame_cache import FrameCache
 from a2a_core.server.guards import ExecutionGuards, Guards
+from a2a_core.server.limits import TaskLimits
 from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.messages import Invocation, agent_message, new_id
 from a2a_core.server.ownership import TaskOwner, owner_by_identity
@@ -121,6 +122,8 @@ class A2AServer:
         backend: Where the state lives and what runs beside the server to keep it
             (:class:`~a2a_core.server.backend.InMemoryBackend` by default; see
             :class:`~a2a_core.server.backend.Backend`).
+        task_limits: How large one task may grow, whatever the backend
+            (:class:`~a2a_core.server.limits.TaskLimits`; its defaults when ``None``).
         task_owner: Who owns a task (see :mod:`a2a_core.server.ownership`): by default the
             caller's identity, so that another caller's task answers TaskNotFound and
             ListTasks lists the caller's own; a function of the call for another key, or
@@ -165,6 +168,7 @@ class A2AServer:
         stream_backlog_limit: int | None = DEFAULT_BACKLOG_LIMIT,
         last_modified: _dt.datetime | None = None,
         backend: Backend | None = None,
+        task_limits: TaskLimits | None = None,
         push_allow_hosts: Sequence[str] = (),
         push_allow_private: bool = False,
         shutdown_grace: float = 5.0,
@@ -205,6 +209,7 @@ class A2AServer:
             push_configs=self.backend.push_config_store,
             push_sender=push_sender,
             push_enabled=self.push_enabled,
+            limits=task_limits,
         )
         self.runtime = Runtime(agent=agent, storage=self.storage)
         #: The event log as streams follow it: interrupted at shutdown (see ``stopping``).
@@ -513,9 +518,10 @@ class A2AServer:
             self._check_webhook(webhook.url)
         message = request.message
         existing: Task | None = None
+        last_seq = 0
         if message.task_id:
             stored = await self._load(call, message.task_id)
-            existing = stored.task
+            existing, last_seq = stored.task, stored.last_seq
             if existing.status.state in TERMINAL_STATES:
                 raise UnsupportedOperationError(
                     f"Task is {existing.status.state.value}: start a new task in the same "
@@ -528,6 +534,8 @@ class A2AServer:
         task_id = existing.id if existing else new_id()
         context_id = existing.context_id if existing else (message.context_id or new_id())
         message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)
+        # Refused before anything is written or the agent is called: InvalidParams.
+        self.storage.limits.admit(message, existing, last_seq)
         invocation = Invocation(
             message=message,
             task_id=task_id,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol, TypeAlias
+from typing import Final, Protocol, TypeAlias
 
 from a2a_core.server.events import EventLog
 from a2a_core.server.memory_events import InMemoryEventLog
@@ -26,6 +26,8 @@ from a2a_core.server.push import PushConfigStore, PushSender
 from a2a_core.server.store import TaskStore
 
 __all__ = ["Backend", "InMemoryBackend", "ServerHandle", "Service"]
+
+_MiB: Final = 1 << 20
 
 
 class ServerHandle(Protocol):
@@ -99,13 +101,20 @@ class Backend(Protocol):
 class InMemoryBackend:
     """The default backend: this process's memory, bounded in every part.
 
-    Terminal tasks are kept ``ttl`` seconds and at most ``max_terminal_tasks`` of them (tasks
-    still open are never evicted); an evicted task takes its event log and push configs with
-    it. Closed event logs are kept ``log_retention`` seconds (for ``Last-Event-ID`` replays)
-    and at most ``max_closed_logs``; a task has at most ``max_configs_per_task`` webhooks.
-    ``None`` disables a time or count bound. Nothing survives a restart. ``push_sender``:
-    webhook delivery of your own (e.g. a `WebhookPushSender` with other settings, run around
-    the server); by default the server runs one when the card declares push notifications.
+    Terminal tasks are kept ``ttl`` seconds, at most ``max_terminal_tasks`` of them and at
+    most ``max_terminal_bytes`` of them encoded (tasks still open are never evicted: the
+    server's ``TaskLimits`` bound those); an evicted task takes its event log and push
+    configs with it. Closed event logs are kept ``log_retention`` seconds (for
+    ``Last-Event-ID`` replays), at most ``max_closed_logs`` of them and
+    ``max_closed_log_bytes`` encoded; a task has at most ``max_configs_per_task`` webhooks.
+    The byte budgets hold whatever clients send: 128 MiB of finished tasks (GetTask and
+    ListTasks read those; eight echoes of the largest message a client may send) and half
+    as much of finished logs (only ``Last-Event-ID`` replays read those), so a default
+    server keeps under 200 MiB of finished work; for ordinary tasks of a few KiB the count
+    bounds apply first. ``None`` disables a time, count or byte bound. Nothing survives a
+    restart. ``push_sender``: webhook delivery of your own (e.g. a `WebhookPushSender` with
+    other settings, run around the server); by default the server runs one when the card
+    declares push notifications.
     """
 
     def __init__(
@@ -113,19 +122,28 @@ class InMemoryBackend:
         *,
         ttl: float | None = 3600.0,
         max_terminal_tasks: int | None = 10_000,
+        max_terminal_bytes: int | None = 128 * _MiB,
         log_retention: float | None = 3600.0,
         max_closed_logs: int | None = 10_000,
+        max_closed_log_bytes: int | None = 64 * _MiB,
         max_configs_per_task: int = 10,
         push_sender: PushSender | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._push_sender = push_sender
         self._event_log = InMemoryEventLog(
-            retention=log_retention, max_closed_logs=max_closed_logs, clock=clock
+            retention=log_retention,
+            max_closed_logs=max_closed_logs,
+            max_closed_bytes=max_closed_log_bytes,
+            clock=clock,
         )
         self._push_configs = InMemoryPushConfigStore(max_configs_per_task=max_configs_per_task)
         self._store = InMemoryTaskStore(
-            ttl=ttl, max_terminal_tasks=max_terminal_tasks, clock=clock, on_evict=self._forget
+            ttl=ttl,
+            max_terminal_tasks=max_terminal_tasks,
+            max_terminal_bytes=max_terminal_bytes,
+            clock=clock,
+            on_evict=self._forget,
         )
 
     async def _forget(self, task_id: str) -> None:

@@ -11,14 +11,17 @@ the first follower that has to wait and replaced by the next append, so N follow
 task share one event, and an append wakes all of them with one ``set()``.
 
 Retention: a closed log is kept ``retention`` seconds after it closed, and at most
-``max_closed_logs`` closed logs are kept (the oldest goes first). Open logs are never
-dropped except by :meth:`InMemoryEventLog.forget`. Expiry is lazy (each operation drops
-what has expired, O(1) amortised), so no background task is needed. A follower still
-draining a log when it expires finishes normally: it holds the log, the store does not.
+``max_closed_logs`` closed logs, of at most ``max_closed_bytes`` encoded bytes together, are
+kept (the oldest goes first). Open logs are never dropped except by
+:meth:`InMemoryEventLog.forget` (the runtime's per-task limits bound how long one grows).
+Expiry is lazy (each operation drops what has expired, O(1) amortised), so no background
+task is needed. A follower still draining a log when it expires finishes normally: it holds
+the log, the store does not.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from array import array
 from bisect import bisect_right
@@ -37,6 +40,10 @@ __all__ = ["InMemoryEventLog"]
 
 _encoder: Final = msgspec.msgpack.Encoder()
 _decoder: Final = msgspec.msgpack.Decoder(StreamResponse)
+
+_MiB: Final = 1 << 20
+# The encoding buffer is kept up to this size when a log closes (nearly every event fits).
+_KEEP_BUFFER: Final = 1 << 16
 
 
 class _Log(msgspec.Struct, gc=False):
@@ -67,6 +74,9 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         ``Last-Event-ID`` replay (``None``: until ``max_closed_logs`` pushes it out).
     :param max_closed_logs: how many closed logs are kept at most, oldest dropped first
         (``None``: no bound).
+    :param max_closed_bytes: how many encoded bytes of closed logs are kept at most (see
+        :attr:`closed_bytes`), dropped in the same order (``None``: no bound); a log larger
+        than the whole budget goes as soon as it closed, alone.
     :param clock: monotonic seconds, used only for ``retention``; inject one in tests.
 
     A log exists from its first append (or close) until it is forgotten or expires. A
@@ -80,14 +90,21 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         *,
         retention: float | None = 3600.0,
         max_closed_logs: int | None = 10_000,
+        max_closed_bytes: int | None = 64 * _MiB,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if retention is not None and retention < 0:
             raise ValueError("retention must be >= 0 or None")
         if max_closed_logs is not None and max_closed_logs < 0:
             raise ValueError("max_closed_logs must be >= 0 or None")
+        if max_closed_bytes is not None and max_closed_bytes < 0:
+            raise ValueError("max_closed_bytes must be >= 0 or None")
         self._retention = retention
-        self._max_closed = max_closed_logs
+        # No bound is one no log reaches: a comparison, and no None check, per expiry.
+        self._max_closed = sys.maxsize if max_closed_logs is None else max_closed_logs
+        self._max_closed_bytes = sys.maxsize if max_closed_bytes is None else max_closed_bytes
+        # Encoded bytes of the closed logs (each log's ``ends[-1]``), counted when it closes.
+        self._closed_bytes = 0
         self._clock = clock
         self._logs: dict[str, _Log] = {}
         # Closed logs in the order they closed; forgotten ones are skipped lazily.
@@ -101,6 +118,18 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
     def __len__(self) -> int:
         """How many logs are held now (expired ones leave at the next operation)."""
         return len(self._logs)
+
+    @property
+    def encoded_bytes(self) -> int:
+        """Bytes of the encoded events held now, in every log (O(logs): for monitoring and
+        tests). Each event is one blob; the few dozen bytes per event of its header, its
+        list slot and its entry in ``ends`` are not counted (``max_events`` bounds those)."""
+        return sum(log.ends[-1] for log in self._logs.values())
+
+    @property
+    def closed_bytes(self) -> int:
+        """Bytes of the encoded events of closed logs: what ``max_closed_bytes`` bounds."""
+        return self._closed_bytes
 
     def _wake(self, task_id: str) -> None:
         wakeup = self._wakeups.pop(task_id, None)
@@ -151,8 +180,11 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # Nothing is appended any more: a tuple of bytes, which the garbage collector stops
         # tracking, where a list would be one more object per retained log to walk.
         log.events = tuple(log.events)
+        if self._buffer.__alloc__() > _KEEP_BUFFER:  # its capacity, not its length
+            self._buffer = bytearray()  # not held at 1.5 times the largest event ever logged
         self._closed.append(log)
         self._closed_count += 1
+        self._closed_bytes += log.ends[-1]
         self._wake(task_id)
         self._expire()
 
@@ -241,7 +273,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
                 if current or task_id not in self._logs:
                     self._wakeups.pop(task_id, None)  # nobody is left to wake
                 if current and not log.events and not log.closed:
-                    del self._logs[task_id]  # an empty log only followers created
+                    del self._logs[task_id]  # an empty log only followers created (0 bytes)
 
     async def forget(self, task_id: str) -> None:
         """Drop a task's log now, whatever its state; its followers end at once."""
@@ -252,13 +284,15 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         log.forgotten = True
         if log.closed:
             self._closed_count -= 1
+            self._closed_bytes -= log.ends[-1]
             self._compact()
         self._wake(task_id)
 
     # -- retention -----------------------------------------------------------------------
 
     def _expire(self) -> None:
-        """Drop closed logs past ``retention`` or over ``max_closed_logs``, oldest first."""
+        """Drop closed logs past ``retention`` or over ``max_closed_logs`` or
+        ``max_closed_bytes``, oldest first."""
         queue = self._closed
         now = self._clock() if self._retention is not None else 0.0
         while queue:
@@ -266,13 +300,32 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
             if self._logs.get(log.task_id) is not log:
                 queue.popleft()  # forgotten since it closed
                 continue
-            over = self._max_closed is not None and self._closed_count > self._max_closed
-            expired = self._retention is not None and now - log.closed_at >= self._retention
-            if not (over or expired):
+            over_bytes = self._closed_bytes > self._max_closed_bytes
+            if not (
+                over_bytes
+                or self._closed_count > self._max_closed
+                or (self._retention is not None and now - log.closed_at >= self._retention)
+            ):
                 break
-            queue.popleft()
-            del self._logs[log.task_id]
-            self._closed_count -= 1
+            newest = queue[-1]
+            if (
+                over_bytes
+                and newest is not log
+                and newest.ends[-1] > self._max_closed_bytes
+                and self._logs.get(newest.task_id) is newest
+            ):
+                # Larger than the whole budget, it cannot stay: the others need not go first.
+                queue.pop()
+                log = newest
+            else:
+                queue.popleft()
+            self._drop(log)
+
+    def _drop(self, log: _Log) -> None:
+        """Forget a closed log that expired (its followers finish draining what they hold)."""
+        del self._logs[log.task_id]
+        self._closed_count -= 1
+        self._closed_bytes -= log.ends[-1]
 
     def _compact(self) -> None:
         # Forgotten logs leave stale queue entries; rebuild when they outnumber live ones.

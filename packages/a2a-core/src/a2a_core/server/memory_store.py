@@ -6,8 +6,9 @@ store hands out is shared with it, exactly as with a networked store; a task sti
 worked on, submitted or working, is encoded when it is first read or settles rather than at
 every write, so that streaming n chunks into one artifact does not cost O(n^2)); the bounds
 that keep memory flat on a long-running server (finished tasks expire after ``ttl`` seconds,
-and at most ``max_terminal_tasks`` of them are kept, oldest evicted first; tasks still
-running are never evicted); and the sorted indexes and signed cursors of ListTasks.
+at most ``max_terminal_tasks`` of them are kept, and at most ``max_terminal_bytes`` of their
+encoded bytes, oldest evicted first; tasks still running are never evicted: the runtime's
+per-task limits bound those); and the sorted indexes and signed cursors of ListTasks.
 
 Everything happens in the calling task: there is no background sweeper. Each operation
 first evicts what has expired, which costs O(1) amortised because finished tasks are queued
@@ -22,6 +23,7 @@ import datetime as _dt
 import inspect
 import logging
 import secrets
+import sys
 import time
 from bisect import bisect_left, insort
 from collections import deque
@@ -68,6 +70,10 @@ _LIVE_STATES: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 # Contexts with up to this many tasks keep their index as a tuple (see _by_context).
 _SMALL_CONTEXT: Final = 32
 
+_MiB: Final = 1 << 20
+# The encoding buffer is kept for the next write up to this size (nearly every task).
+_KEEP_BUFFER: Final = 1 << 16
+
 
 class _Record(msgspec.Struct, gc=False):
     """One stored task: its blob (or, while it is worked on, the task itself, encoded when
@@ -100,7 +106,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
         ``max_terminal_tasks`` pushes it out).
     :param max_terminal_tasks: how many terminal tasks are kept at most; the one that
         finished first goes first (``None``: no bound). Tasks that are not terminal are never
-        evicted, whatever their number or age.
+        evicted, whatever their number, age or size.
+    :param max_terminal_bytes: how many encoded bytes of terminal tasks are kept at most
+        (see :attr:`terminal_bytes`), evicted in the same order (``None``: no bound). A
+        task larger than the whole budget goes as soon as it finished, alone.
     :param clock: monotonic seconds, used only for ``ttl``; inject one to control time in tests.
     :param on_evict: called with the id of every task the store evicts, after it is gone, so
         the server can drop the task's event log and push configs. It runs inside the store
@@ -113,6 +122,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
         *,
         ttl: float | None = 3600.0,
         max_terminal_tasks: int | None = 10_000,
+        max_terminal_bytes: int | None = 128 * _MiB,
         clock: Callable[[], float] = time.monotonic,
         on_evict: EvictHook | None = None,
     ) -> None:
@@ -120,8 +130,15 @@ class InMemoryTaskStore(ImmediateTaskStore):
             raise ValueError("ttl must be >= 0 or None")
         if max_terminal_tasks is not None and max_terminal_tasks < 0:
             raise ValueError("max_terminal_tasks must be >= 0 or None")
+        if max_terminal_bytes is not None and max_terminal_bytes < 0:
+            raise ValueError("max_terminal_bytes must be >= 0 or None")
         self._ttl = ttl
-        self._max_terminal = max_terminal_tasks
+        # No bound is one no store reaches: a comparison, and no None check, per eviction.
+        self._max_terminal = sys.maxsize if max_terminal_tasks is None else max_terminal_tasks
+        self._max_terminal_bytes = sys.maxsize if max_terminal_bytes is None else max_terminal_bytes
+        # Bytes of the terminal tasks' blobs (a terminal task is always encoded), kept up to
+        # date when a task finishes or goes: once per task, not per write.
+        self._terminal_bytes = 0
         self._clock = clock
         #: The eviction hook (see ``on_evict`` above); :class:`A2AServer` sets it when unset.
         self.on_evict = on_evict
@@ -149,6 +166,20 @@ class InMemoryTaskStore(ImmediateTaskStore):
     def __len__(self) -> int:
         """How many tasks are held now (expired ones leave at the next operation)."""
         return len(self._records)
+
+    @property
+    def encoded_bytes(self) -> int:
+        """Bytes of the encoded tasks held now (O(tasks): for monitoring and tests).
+
+        A task still being worked on (submitted, working) is held as the object the writer
+        gave and counts from when it is encoded (read, or settled); the few hundred bytes
+        of bookkeeping per task are not counted (``max_terminal_tasks`` bounds those)."""
+        return sum(len(r.blob) for r in self._records.values() if r.blob is not None)
+
+    @property
+    def terminal_bytes(self) -> int:
+        """Bytes of the encoded terminal tasks held now: what ``max_terminal_bytes`` bounds."""
+        return self._terminal_bytes
 
     # -- the TaskStore protocol ----------------------------------------------------------
 
@@ -328,6 +359,7 @@ class InMemoryTaskStore(ImmediateTaskStore):
     # -- writes and indexes --------------------------------------------------------------
 
     def _write(self, record: _Record, task: Task, last_seq: int) -> None:
+        previous = record.blob
         if task.status.state in _LIVE_STATES:
             # Written again at its next event (every chunk of a streamed artifact): encode
             # it when somebody reads it, or once it settles. Tasks are frozen and the writer
@@ -343,16 +375,24 @@ class InMemoryTaskStore(ImmediateTaskStore):
             record.terminal_since = self._clock()
             self._terminal_queue.append(record)
             self._terminal_count += 1
-        elif not terminal and record.terminal_since is not None:
-            # Only a lifecycle bug un-finishes a task; then it must not be evicted.
-            record.terminal_since = None
-            self._terminal_count -= 1
+            self._terminal_bytes += len(record.blob or b"")  # (a terminal task has one)
+        elif record.terminal_since is not None:
+            if terminal:  # a finished task written again: counted at its new size
+                self._terminal_bytes += len(record.blob or b"") - len(previous or b"")
+            else:
+                # Only a lifecycle bug un-finishes a task; then it must not be evicted.
+                record.terminal_since = None
+                self._terminal_count -= 1
+                self._terminal_bytes -= len(previous or b"")
 
     def _encode(self, task: Task) -> bytes:
         # encode_into + copy gives a bytes object of exactly the encoded size; `encode`
         # returns one with spare capacity (about 25% of a small task).
         _encoder.encode_into(task, self._buffer)
-        return bytes(self._buffer)
+        blob = bytes(self._buffer)
+        if len(blob) > _KEEP_BUFFER:
+            self._buffer = bytearray()  # not held at 1.5 times the largest task ever stored
+        return blob
 
     def _blob(self, record: _Record) -> bytes:
         """The record's encoded task, encoding a live one now (once per write)."""
@@ -404,12 +444,14 @@ class InMemoryTaskStore(ImmediateTaskStore):
         self._unindex(record)
         if record.terminal_since is not None:
             self._terminal_count -= 1
+            self._terminal_bytes -= _size(record)
 
     # -- eviction ------------------------------------------------------------------------
 
     def _evict(self) -> None:
-        """Drop expired and surplus terminal tasks, oldest first; queue their ids for
-        ``on_evict``. Amortised O(1): each queue entry is popped once."""
+        """Drop expired and surplus terminal tasks (over the count or the byte budget),
+        oldest first; queue their ids for ``on_evict``. Amortised O(1): each queue entry is
+        popped once."""
         queue = self._terminal_queue
         now = self._clock() if self._ttl is not None else 0.0
         while queue:
@@ -418,14 +460,28 @@ class InMemoryTaskStore(ImmediateTaskStore):
             if since is None or self._records.get(record.key[1]) is not record:
                 queue.popleft()  # deleted, or un-finished, since it was queued
                 continue
-            over = self._max_terminal is not None and self._terminal_count > self._max_terminal
-            expired = self._ttl is not None and now - since >= self._ttl
-            if not (over or expired):
+            over_bytes = self._terminal_bytes > self._max_terminal_bytes
+            if not (
+                over_bytes
+                or self._terminal_count > self._max_terminal
+                or (self._ttl is not None and now - since >= self._ttl)
+            ):
                 break
-            queue.popleft()
+            newest = queue[-1]
+            if over_bytes and newest is not record and self._too_big(newest):
+                # Larger than the whole budget, it cannot stay: the others need not go first.
+                queue.pop()
+                record = newest
+            else:
+                queue.popleft()
             self._remove(record)
             if self.on_evict is not None:
                 self._pending_evictions.append(record.key[1])
+
+    def _too_big(self, record: _Record) -> bool:
+        """Whether a queued record is a current terminal task larger than the byte budget."""
+        current = record.terminal_since is not None and self._records.get(record.key[1]) is record
+        return current and _size(record) > self._max_terminal_bytes
 
     def _compact_terminal_queue(self) -> None:
         # Deleted tasks leave stale entries behind; rebuild when they outnumber live ones
@@ -466,6 +522,11 @@ class InMemoryTaskStore(ImmediateTaskStore):
             return _cursor_decoder.decode(cursor)
         except msgspec.DecodeError:  # pragma: no cover - only if our own encoding changed
             raise InvalidPageTokenError("invalid page token") from None
+
+
+def _size(record: _Record) -> int:
+    """Bytes of a record's blob (a terminal task's is always there)."""
+    return len(record.blob) if record.blob is not None else 0
 
 
 def _discard(keys: list[_Key], key: _Key) -> None:

@@ -28,6 +28,7 @@ from a2a_core.lifecycle import ends_wait
 from a2a_core.server._sync import Signal
 from a2a_core.server.agent import Agent, AuthRequired, InputRequired
 from a2a_core.server.context import TaskContext
+from a2a_core.server.limits import TaskLimitError
 from a2a_core.server.messages import Invocation, agent_message
 from a2a_core.server.storage import Storage
 from a2a_core.server.store import StoredTask
@@ -190,6 +191,8 @@ class Execution:
                 await self._finish(result)
             if self._stop_text is not None:  # stopped by a guard before it wrote FAILED
                 await self._fail(None, self._stop_text)
+        except TaskLimitError:
+            pass  # the task went over a limit: it failed saying so, and the agent stops
         except A2AError as exc:
             if self.task.writer is None:
                 self.error = exc

@@ -12,8 +12,9 @@ faster road when they can:
 - a push-config store that knows its targets in memory (`InMemoryPushConfigStore`) tells
   without a wait whether a task has webhooks.
 
-:class:`Storage` finds these once, when the server is built, and hands push delivery the
-events of tasks that have webhooks.
+:class:`Storage` finds these once, when the server is built, hands push delivery the
+events of tasks that have webhooks, and carries the per-task limits (`limits`) every write
+is held to, whichever backend it goes to.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import cast
 import msgspec
 
 from a2a_core.server.events import EventLog, ImmediateEventLog
+from a2a_core.server.limits import TaskLimits
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.messages import Invocation
 from a2a_core.server.push import PushConfigStore, PushSender
@@ -43,6 +45,7 @@ class Storage:
         push_configs: PushConfigStore | None,
         push_sender: PushSender | None,
         push_enabled: bool,
+        limits: TaskLimits | None = None,
     ) -> None:
         self.store = store
         self.events = events
@@ -50,6 +53,8 @@ class Storage:
         #: Set by the server when it starts its own sender (the card declares push).
         self.push_sender = push_sender
         self.push_enabled = push_enabled
+        #: How large one task may grow (see `limits`).
+        self.limits = limits if limits is not None else TaskLimits()
         #: The event log, when it is immediate (see ``ImmediateEventLog``).
         self.immediate_log = events if isinstance(events, ImmediateEventLog) else None
         self._immediate: tuple[ImmediateTaskStore, ImmediateEventLog] | None = None

@@ -12,8 +12,10 @@ task (the lifecycle table decides what is legal), append it to the event log, wr
 to the store, hand it to push delivery, wake whoever waits. The critical section is shielded
 from cancellation, so cancelling an agent never leaves the log and the store disagreeing. A
 task that reached a terminal state takes no more events: late ones are dropped (and logged),
-which is how a cancel always wins over an agent that finishes late. Which road a write takes
-(immediate, logged, general) is the backend's capability (see `storage`).
+which is how a cancel always wins over an agent that finishes late. An event that would take
+the task over its limits (`limits`) is not written: the task fails instead, saying which
+limit, and the report raises `TaskLimitError` so that the agent stops. Which road a write
+takes (immediate, logged, general) is the backend's capability (see `storage`).
 
 A task can also vanish from under its writer: a store that lost its data (a Redis flushed,
 or restarted empty) answers a write with "not stored". That is no race to retry: the writer
@@ -42,7 +44,8 @@ from a2a_core.errors import (
 from a2a_core.lifecycle import apply_event
 from a2a_core.server._sync import Signal
 from a2a_core.server.events import EventLogClosedError, ImmediateEventLog
-from a2a_core.server.messages import Invocation, new_id, to_parts
+from a2a_core.server.limits import TaskLimitError, TaskUsage
+from a2a_core.server.messages import Invocation, agent_message, new_id, to_parts
 from a2a_core.server.storage import Storage
 from a2a_core.server.store import ConcurrentUpdateError, ImmediateTaskStore, StoredTask
 from a2a_core.types import (
@@ -111,6 +114,10 @@ class TaskWriter:
         #: Called once if the store loses the task (the execution watching it stops its
         #: agent); keep it quick.
         self.on_lost: Callable[[], None] | None = None
+        # What the task holds as the limits count it, made on first use and kept up to date
+        # by each event; valid while the stored version is `_usage_version`.
+        self._usage: TaskUsage | None = None
+        self._usage_version = -1
 
     @property
     def task(self) -> Task:
@@ -141,10 +148,54 @@ class TaskWriter:
         """Apply and record one event; ``False`` if dropped because the task is terminal.
 
         ``before`` transforms the task first, in the same write (a follow-up message goes
-        into the history together with the status change it causes).
+        into the history together with the status change it causes; it was admitted
+        against the limits already). An event that would take the task over a limit
+        fails the task instead and raises `TaskLimitError`.
         """
         if self._lost:
             return False
+        if before is not None:
+            self._usage = None  # what `before` adds is counted afresh at the next event
+            return await self._record(event, before)
+        version = self._stored.version
+        reason = self._charge(event)
+        if reason is not None:
+            task = self._stored.task
+            logger.warning("task %s failed: %s", task.id, reason)
+            failed = TaskStatusUpdateEvent(
+                task_id=task.id,
+                context_id=task.context_id,
+                status=TaskStatus(
+                    state=TaskState.FAILED,
+                    message=agent_message(reason, task_id=task.id, context_id=task.context_id),
+                    timestamp=utc_now(),
+                ),
+            )
+            await self._record(StreamResponse(status_update=failed), None)
+            raise TaskLimitError(reason)
+        emitted = await self._record(event, None)
+        if self._stored.version == version + 1:
+            self._usage_version = self._stored.version
+        else:
+            self._usage = None  # another writer came in between: count afresh
+        return emitted
+
+    def _charge(self, event: StreamResponse) -> str | None:
+        """Count ``event`` against the limits; what to tell the client if it goes over."""
+        stored = self._stored
+        if stored.task.status.state in TERMINAL_STATES:
+            return None  # dropped anyway
+        status = event.status_update
+        if status is not None and status.status.state in TERMINAL_STATES:
+            return None  # the end of a task is never refused (see `TaskLimits`)
+        usage = self._usage
+        if usage is None or self._usage_version != stored.version:
+            usage = self._usage = TaskUsage.of(stored.task)
+            self._usage_version = stored.version
+        return self._storage.limits.charge(usage, event, stored.last_seq)
+
+    async def _record(self, event: StreamResponse, before: Callable[[Task], Task] | None) -> bool:
+        """Apply and record one event (no limits: `emit` checked them)."""
         immediate = self._storage.immediate(self._stored.task.id)
         lock = self._lock
         if immediate is not None and (lock is None or not lock.locked()):
@@ -407,7 +458,8 @@ def _create_answered(
     storage: Storage, invocation: Invocation, artifact: Artifact
 ) -> tuple[ImmediateTaskStore, StoredTask] | None:
     """Create a new task already answered with ``artifact``, in one store write; ``None``
-    when the store, the log or a webhook need the general path.
+    when the store, the log or a webhook need the general path, or when the artifact is over
+    the limits (the general path fails the task then).
 
     The log gets the same three events as on the general path (the task, submitted; its
     artifact; completed), but the store is written once instead of three times. Nothing can
@@ -420,7 +472,7 @@ def _create_answered(
     ):
         return None
     immediate = storage.immediate(invocation.task_id)
-    if immediate is None:
+    if immediate is None or not storage.limits.fits_answer(artifact):
         return None
     store, log = immediate
     now = utc_now()
