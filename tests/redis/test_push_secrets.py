@@ -100,7 +100,9 @@ async def test_rotation_keeps_old_configs_readable_then_moves_them(
     )
     assert await rotating.get("t1", "cfg") == config("t1")  # the old key still reads
     await rotating.set(config("t3"))  # under the new key already
-    assert await rotating.rotate_secrets() == 2
+    lost = PushSecretCipher([PushSecretCipher.generate_key()])  # a key nobody has any more
+    await RedisPushConfigStore(redis, prefix=prefix, cipher=lost).set(config("t4"))
+    assert await rotating.rotate_secrets() == 2  # t1 and t2; t4 is left as it is
     assert await rotating.rotate_secrets() == 0  # nothing left under the old key
     after = RedisPushConfigStore(redis, prefix=prefix, cipher=PushSecretCipher([KEY_NEW]))
     for task_id in ("t1", "t2", "t3"):

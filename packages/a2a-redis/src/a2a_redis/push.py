@@ -43,6 +43,7 @@ from a2a_core.errors import LocalProtocolError
 from a2a_core.server.backends import (
     PushConfigLimitError,
     PushSecretCipher,
+    PushSecretError,
     PushTarget,
     WebhookPushSender,
     redact_push_config,
@@ -221,7 +222,8 @@ class RedisPushConfigStore:
         """Encrypt every config's secrets under the cipher's first key: those under an older
         key, and those stored in clear before encryption was turned on. Returns how many
         configs were written. Run it after a new key went first (every replica having it);
-        then the old keys can go. A config changed meanwhile is left as its writer wrote it.
+        then the old keys can go. A config changed meanwhile is left as its writer wrote it,
+        and one no key opens is left as it is (with a warning).
         """
         cipher = self.cipher
         if cipher is None:
@@ -235,7 +237,16 @@ class RedisPushConfigStore:
                     continue
                 target, sealed = _decode("", value)
                 if sealed:
-                    rotated = cipher.rotate(target.config)
+                    try:
+                        rotated = cipher.rotate(target.config)
+                    except PushSecretError:
+                        # Left as it is (its webhook is skipped, with an error, at delivery).
+                        logger.warning(
+                            "push config %s of %s: its secrets are not readable with any key",
+                            name[2:].decode(),
+                            key.decode() if isinstance(key, bytes) else key,
+                        )
+                        continue
                     if rotated is None:
                         continue
                 else:
