@@ -163,8 +163,10 @@ async def test_v1_push_config_crud(harness: Harness) -> None:
             "CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": "http://127.0.0.1/"}
         )
     assert created["taskId"] == task["id"] and created["url"] == "https://hooks.example.com/a"
-    assert got == created and got["token"] == "tok"
+    # The token is a secret: no reply shows it (the webhook still gets it).
+    assert got == created and "token" not in got
     assert [c["id"] for c in listed["configs"]] == [created["id"]]
+    assert "token" not in listed["configs"][0]
     assert deleted == {}
     assert after.get("configs", []) == []
     assert refused["code"] == -32602
@@ -379,7 +381,8 @@ async def test_v03_push_config_crud(harness: Harness) -> None:
             {"id": task["id"], "pushNotificationConfigId": "hook-1"},
             version="0.3",
         )
-    assert created == {"taskId": task["id"], "pushNotificationConfig": config}
+    shown = {"url": "https://hooks.example.com/b", "id": "hook-1"}  # the token omitted
+    assert created == {"taskId": task["id"], "pushNotificationConfig": shown}
     assert got == created
     assert listed == [created]
     assert deleted is None

@@ -284,12 +284,14 @@ class Receiver:
         self.url = f"http://127.0.0.1:{self.port}/hook"
         self.bodies: list[dict[str, object]] = []
         self.tokens: list[str | None] = []
+        self.authorizations: list[str | None] = []
         self.arrived = anyio.Event()
         self.expect = 0
 
     async def handle(self, request: web.Request) -> web.Response:
         self.bodies.append(json.loads(await request.read()))
         self.tokens.append(request.headers.get("X-A2A-Notification-Token"))
+        self.authorizations.append(request.headers.get("Authorization"))
         if len(self.bodies) >= self.expect:
             self.arrived.set()
         return web.Response(status=200)

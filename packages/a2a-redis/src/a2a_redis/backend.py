@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Final
 
 import anyio
@@ -44,7 +44,13 @@ from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from a2a_core.server.backends import Backend, ServerHandle, Service, WebhookPushSender
+from a2a_core.server.backends import (
+    Backend,
+    PushSecretCipher,
+    ServerHandle,
+    Service,
+    WebhookPushSender,
+)
 
 from ._common import LUA_INDEX, REDIS_DOWN, Keys, Script, dedicated_client, logger
 from .events import RedisEventLog
@@ -120,6 +126,11 @@ class RedisBackend:
     :param write_retry: seconds the writes of a running task retry while Redis is
         unreachable (a restart) before the agent sees an error.
     :param replica_id: this replica's name (a random one by default; it must be unique).
+    :param push_secret_keys: Fernet keys, newest first, to keep the webhooks' tokens and
+        credentials encrypted in Redis, in the configs and in the queued jobs (needs
+        ``a2a-core[crypto]``; every replica needs the same keys). To rotate: put a new key
+        first, run ``await backend.push_config_store.rotate_secrets()`` once every replica
+        has it, then drop the old key.
     """
 
     def __init__(
@@ -139,6 +150,7 @@ class RedisBackend:
         write_retry: float = 5.0,
         sweep_interval: float = 1.0,
         replica_id: str | None = None,
+        push_secret_keys: Sequence[str | bytes] = (),
     ) -> None:
         if (url is None) == (redis is None):
             raise ValueError("give either a Redis URL or a client")
@@ -162,6 +174,8 @@ class RedisBackend:
         self.reap_interval = reap_interval if reap_interval is not None else lease_ttl / 4
         self.push_claim_idle = push_claim_idle
         self.sweep_interval = sweep_interval
+        #: Encrypts the push secrets (``None``: kept in clear).
+        self.push_cipher = PushSecretCipher(push_secret_keys) if push_secret_keys else None
         self.store = RedisTaskStore(
             redis,
             prefix=prefix,
@@ -182,9 +196,14 @@ class RedisBackend:
             prefix=prefix,
             max_configs_per_task=max_configs_per_task,
             write_retry=write_retry,
+            cipher=self.push_cipher,
         )
         self.push_queue = RedisPushQueue(
-            redis, prefix=prefix, maxlen=push_queue_maxlen, write_retry=write_retry
+            redis,
+            prefix=prefix,
+            maxlen=push_queue_maxlen,
+            write_retry=write_retry,
+            cipher=self.push_cipher,
         )
         # The task writer's path: one script per event (append, save, and on a terminal
         # state close), which also brings the task's webhook configs along.
@@ -229,6 +248,7 @@ class RedisBackend:
                     prefix=self.keys.prefix,
                     consumer=self.replica_id,
                     claim_idle=self.push_claim_idle,
+                    cipher=self.push_cipher,
                 )
             self.push_worker = worker
             group = await stack.enter_async_context(anyio.create_task_group())

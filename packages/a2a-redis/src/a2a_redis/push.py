@@ -2,7 +2,10 @@
 
 :class:`RedisPushConfigStore` keeps a task's webhook configs in one hash, ``P push:{id}``
 (``c:{config id}`` the config, ``o:{config id}`` its creation number, ``n`` the counter),
-so every replica sees the configs created on any of them.
+so every replica sees the configs created on any of them. Each config's value starts with a
+byte of flags: ``1`` created through a v0.3 method, ``2`` its token and credentials are
+encrypted (a :class:`~a2a_core.server.PushSecretCipher` given; the queued jobs carry them
+encrypted too, and only the worker decrypts them, just before the POST).
 
 Delivery is split in two so that no event is lost with the replica that produced it:
 
@@ -37,7 +40,14 @@ from redis import exceptions as redis_errors
 from redis.asyncio import Redis
 
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server.backends import PushConfigLimitError, PushTarget, WebhookPushSender
+from a2a_core.server.backends import (
+    PushConfigLimitError,
+    PushSecretCipher,
+    PushSecretError,
+    PushTarget,
+    WebhookPushSender,
+    redact_push_config,
+)
 from a2a_core.types import StreamResponse, Task, TaskPushNotificationConfig
 
 from ._common import (
@@ -77,6 +87,17 @@ end
 return {1, id}
 """
 
+_REPLACE: Final = r"""
+-- KEYS[1] configs; ARGV: field, old value, new value -> 1 if replaced (unchanged meanwhile)
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""
+
+#: The flags byte that starts a stored config.
+_LEGACY: Final = 1
+_SEALED: Final = 2
+
 _DELETE: Final = r"""
 -- KEYS[1] configs; ARGV: id
 redis.call('HDEL', KEYS[1], 'c:' .. ARGV[1], 'o:' .. ARGV[1])
@@ -91,6 +112,8 @@ class _Job(msgspec.Struct, array_like=True, frozen=True):
     targets: list[tuple[bool, TaskPushNotificationConfig]]
     event: StreamResponse
     task: Task
+    sealed: bool = False
+    """The targets' secrets are encrypted (the queue has a cipher)."""
 
 
 _job_decoder: Final = msgspec.msgpack.Decoder(_Job)
@@ -102,7 +125,9 @@ class RedisPushConfigStore:
     The same rules as the in-memory store: ids assigned when empty (the task id for a
     task's first config, else a UUID), upsert by ``(taskId, id)`` keeping the creation
     order, at most ``max_configs_per_task`` per task (:class:`PushConfigLimitError`).
-    A task's configs go when the store sweeps the task.
+    A task's configs go when the store sweeps the task. ``cipher``: keep the configs'
+    secrets encrypted in Redis; configs stored in clear before still read, and
+    :meth:`rotate_secrets` encrypts them (and moves the others to the newest key).
     """
 
     def __init__(
@@ -112,6 +137,7 @@ class RedisPushConfigStore:
         prefix: str = "a2a:",
         max_configs_per_task: int = 10,
         write_retry: float = 5.0,
+        cipher: PushSecretCipher | None = None,
     ) -> None:
         if max_configs_per_task < 1:
             raise ValueError("max_configs_per_task must be at least 1")
@@ -122,8 +148,10 @@ class RedisPushConfigStore:
         #: Webhook configs of tasks just saved, read by the save itself (see
         #: RedisTaskStore.push_hints): ``targets`` takes them instead of asking Redis.
         self.hints: dict[str, list[bytes]] = {}
+        self.cipher = cipher
         self._set = Script(redis, _SET)
         self._delete = Script(redis, _DELETE)
+        self._replace = Script(redis, _REPLACE)
 
     async def set(
         self, config: TaskPushNotificationConfig, *, legacy_v0_3: bool = False
@@ -131,9 +159,7 @@ class RedisPushConfigStore:
         """Store (or replace) a config; assign an id when empty."""
         if not config.task_id:
             raise LocalProtocolError("a push config must name its task before it is stored")
-        value = (b"\x01" if legacy_v0_3 else b"\x00") + _encoder.encode(
-            msgspec.structs.replace(config, id="")
-        )
+        value = self._encode(PushTarget(config, legacy_v0_3))
         args: list[Arg] = [
             config.id,
             config.task_id,
@@ -157,22 +183,101 @@ class RedisPushConfigStore:
             raise unavailable(exc, "reading a push config") from None
         if value is None:
             return None
-        return _decode(config_id, cast(bytes, value)).config
+        target, sealed = _decode(config_id, cast(bytes, value))
+        return self._readable(target.config, sealed)
 
     async def list_configs(self, task_id: str) -> list[TaskPushNotificationConfig]:
         """Every config of a task, in creation order."""
         try:
-            return [target.config for target in await self._targets(task_id)]
+            found = await self._targets(task_id)
         except REDIS_DOWN as exc:
             raise unavailable(exc, "reading push configs") from None
+        return [self._readable(target.config, sealed) for target, sealed in found]
 
     async def targets(self, task_id: str) -> list[PushTarget]:
         """Every config of a task with its dialect, for delivery (retried like a write:
         the task writer asks for them after every event, which is also why the save just
-        before may have brought them along: see ``hints``)."""
-        return await retry_writes(
+        before may have brought them along: see ``hints``), secrets decrypted (the queue
+        encrypts them again in its jobs)."""
+        found = await retry_writes(
             lambda: self._targets(task_id), doing="reading push configs", retry_for=self.write_retry
         )
+        if not any(sealed for _, sealed in found):
+            return [target for target, _ in found]
+        cipher = self.cipher
+        if cipher is None:
+            logger.error(
+                "push configs of task %s have encrypted secrets and no push secret keys are "
+                "configured: not delivered",
+                task_id,
+            )
+            return [target for target, sealed in found if not sealed]
+        # In creation order; one no key opens is skipped (decrypt_targets logs it).
+        opened: list[PushTarget] = []
+        for target, sealed in found:
+            opened.extend(cipher.decrypt_targets([target]) if sealed else [target])
+        return opened
+
+    async def rotate_secrets(self) -> int:
+        """Encrypt every config's secrets under the cipher's first key: those under an older
+        key, and those stored in clear before encryption was turned on. Returns how many
+        configs were written. Run it after a new key went first (every replica having it);
+        then the old keys can go. A config changed meanwhile is left as its writer wrote it,
+        and one no key opens is left as it is (with a warning).
+        """
+        cipher = self.cipher
+        if cipher is None:
+            raise LocalProtocolError("rotate_secrets needs a store with a cipher")
+        written = 0
+        pattern = _glob_escape(self.keys.push("")) + "*"
+        async for key in self.redis.scan_iter(match=pattern, count=200):
+            fields = cast("dict[bytes, bytes]", await self.redis.hgetall(key))
+            for name, value in fields.items():
+                if not name.startswith(b"c:"):
+                    continue
+                target, sealed = _decode("", value)
+                if sealed:
+                    try:
+                        rotated = cipher.rotate(target.config)
+                    except PushSecretError:
+                        # Left as it is (its webhook is skipped, with an error, at delivery).
+                        logger.warning(
+                            "push config %s of %s: its secrets are not readable with any key",
+                            name[2:].decode(),
+                            key.decode() if isinstance(key, bytes) else key,
+                        )
+                        continue
+                    if rotated is None:
+                        continue
+                else:
+                    rotated = cipher.encrypt(target.config)
+                new = _encode_value(PushTarget(rotated, target.legacy_v0_3), sealed=True)
+                if new != value and await self._replace(keys=[key], args=[name, value, new]):
+                    written += 1
+        return written
+
+    def _encode(self, target: PushTarget) -> bytes:
+        """A config as stored: its secrets encrypted when the store has a cipher."""
+        if self.cipher is None:
+            return _encode_value(target, sealed=False)
+        sealed = PushTarget(self.cipher.encrypt(target.config), target.legacy_v0_3)
+        return _encode_value(sealed, sealed=True)
+
+    def _readable(
+        self, config: TaskPushNotificationConfig, sealed: bool
+    ) -> TaskPushNotificationConfig:
+        """A stored config for Get or List: decrypted (secrets that cannot be, omitted)."""
+        if not sealed:
+            return config
+        if self.cipher is None:
+            logger.warning(
+                "push config %r of task %r has encrypted secrets and no push secret keys "
+                "are configured",
+                config.id,
+                config.task_id,
+            )
+            return redact_push_config(config)
+        return self.cipher.decrypt_or_redact(config)
 
     async def delete(self, task_id: str, config_id: str) -> None:
         """Remove one config (no error if unknown)."""
@@ -188,7 +293,7 @@ class RedisPushConfigStore:
         except REDIS_DOWN as exc:
             raise unavailable(exc, "deleting push configs") from None
 
-    async def _targets(self, task_id: str) -> list[PushTarget]:
+    async def _targets(self, task_id: str) -> list[tuple[PushTarget, bool]]:
         hint = self.hints.pop(task_id, None)
         if hint is not None:
             fields = dict(zip(hint[::2], hint[1::2], strict=True))
@@ -196,7 +301,7 @@ class RedisPushConfigStore:
             fields = cast("dict[bytes, bytes]", await self.redis.hgetall(self.keys.push(task_id)))
         if not fields:
             return []
-        found: list[tuple[int, PushTarget]] = []
+        found: list[tuple[int, tuple[PushTarget, bool]]] = []
         for name, value in fields.items():
             if name.startswith(b"c:"):
                 config_id = name[2:].decode()
@@ -206,9 +311,21 @@ class RedisPushConfigStore:
         return [target for _, target in found]
 
 
-def _decode(config_id: str, value: bytes) -> PushTarget:
+def _encode_value(target: PushTarget, *, sealed: bool) -> bytes:
+    flags = (_LEGACY if target.legacy_v0_3 else 0) | (_SEALED if sealed else 0)
+    return bytes([flags]) + _encoder.encode(msgspec.structs.replace(target.config, id=""))
+
+
+def _decode(config_id: str, value: bytes) -> tuple[PushTarget, bool]:
+    """A stored config and whether its secrets are encrypted."""
+    flags = value[0]
     config = msgspec.structs.replace(_config_decoder.decode(value[1:]), id=config_id)
-    return PushTarget(config=config, legacy_v0_3=value[:1] == b"\x01")
+    return PushTarget(config=config, legacy_v0_3=bool(flags & _LEGACY)), bool(flags & _SEALED)
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` matched literally by a SCAN pattern."""
+    return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 
 class RedisPushQueue:
@@ -216,19 +333,31 @@ class RedisPushQueue:
     the push stream, for the replicas' :class:`PushWorker` s (module docstring).
 
     ``maxlen`` bounds the stream (about; the oldest jobs go first, delivered or not).
+    ``cipher``: the jobs carry the targets' secrets encrypted (the workers need the keys).
     """
 
     def __init__(
-        self, redis: Redis, *, prefix: str = "a2a:", maxlen: int = 100_000, write_retry: float = 5.0
+        self,
+        redis: Redis,
+        *,
+        prefix: str = "a2a:",
+        maxlen: int = 100_000,
+        write_retry: float = 5.0,
+        cipher: PushSecretCipher | None = None,
     ) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.maxlen = maxlen
         self.write_retry = write_retry
+        self.cipher = cipher
 
     async def deliver(self, targets: list[PushTarget], event: StreamResponse, task: Task) -> None:
         """Queue one job; never raises (a push is a side channel of the task)."""
-        job = _Job(targets=[(t.legacy_v0_3, t.config) for t in targets], event=event, task=task)
+        cipher = self.cipher
+        configs = [(t.legacy_v0_3, t.config) for t in targets]
+        if cipher is not None:
+            configs = [(legacy, cipher.encrypt(config)) for legacy, config in configs]
+        job = _Job(targets=configs, event=event, task=task, sealed=cipher is not None)
         blob = _encoder.encode(job)
 
         async def queue() -> Any:
@@ -251,6 +380,7 @@ class PushWorker:
     :param claim_idle: seconds after which a job still pending for another consumer is
         claimed by this one (longer than a delivery with all its retries can take).
     :param max_in_flight: jobs taken and not yet acknowledged, at most.
+    :param cipher: decrypts the secrets of jobs queued with one (:class:`RedisPushQueue`).
     """
 
     def __init__(
@@ -262,8 +392,10 @@ class PushWorker:
         consumer: str,
         claim_idle: float = 60.0,
         max_in_flight: int = 64,
+        cipher: PushSecretCipher | None = None,
     ) -> None:
         self.redis = redis
+        self.cipher = cipher
         self.keys = Keys(prefix)
         self.sender = sender
         self.consumer = consumer
@@ -412,7 +544,7 @@ class PushWorker:
         while lane:
             entry_id, job = lane[0]
             if job is not None:
-                targets = [PushTarget(config=c, legacy_v0_3=legacy) for legacy, c in job.targets]
+                targets = self._targets(job)
                 try:
                     await self.sender.send(targets, job.event, job.task)
                 except Exception:
@@ -422,6 +554,20 @@ class PushWorker:
             self._taken.discard(entry_id)
             self._room.set()
         del self._lanes[key]
+
+    def _targets(self, job: _Job) -> list[PushTarget]:
+        """A job's targets, their secrets decrypted if it was queued with a cipher."""
+        targets = [PushTarget(config=c, legacy_v0_3=legacy) for legacy, c in job.targets]
+        if not job.sealed:
+            return targets
+        if self.cipher is None:
+            logger.error(
+                "push job for task %s has encrypted secrets and this worker has no push "
+                "secret keys: not delivered",
+                job.task.id,
+            )
+            return []
+        return self.cipher.decrypt_targets(targets)
 
     async def _ack(self, entry_id: bytes) -> None:
         delay = 0.05

@@ -18,6 +18,7 @@ from a2a_core.server.memory_store import InMemoryTaskStore
 from a2a_core.server.ownership import TaskOwner, owner_by_identity, owner_key
 from a2a_core.server.push import PushConfigStore, PushSender, PushTarget
 from a2a_core.server.push_delivery import WebhookPushSender
+from a2a_core.server.push_secrets import PushSecretCipher, PushSecretError, redact_push_config
 from a2a_core.server.store import (
     ImmediateTaskStore,
     LoggedTaskStore,
@@ -48,6 +49,8 @@ __all__ = [
     "LoggedEvent",
     "LoggedTaskStore",
     "PushConfigStore",
+    "PushSecretCipher",
+    "PushSecretError",
     "PushSender",
     "PushTarget",
     "Service",
@@ -63,4 +66,5 @@ __all__ = [
     "WebhookPushSender",
     "owner_by_identity",
     "owner_key",
+    "redact_push_config",
 ]

@@ -50,6 +50,7 @@ from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.messages import Invocation, agent_message, new_id
 from a2a_core.server.ownership import TaskOwner, owner_by_identity
 from a2a_core.server.push_delivery import WebhookPushSender
+from a2a_core.server.push_secrets import redact_push_config
 from a2a_core.server.runtime import Execution, Runtime
 from a2a_core.server.stopping import StoppableLog
 from a2a_core.server.storage import Storage
@@ -144,6 +145,9 @@ class A2AServer:
             that can tell (the in-memory one: ``MeasuredEventLog``).
         last_modified: ``Last-Modified`` of the card (default: when the server was built).
         push_allow_hosts, push_allow_private: Exceptions to the webhook SSRF guard.
+        push_reveal_secrets: Answer Get, List and Create of push configs with their token
+            and credentials (off: they are omitted, see :mod:`~a2a_core.server.push_secrets`;
+            webhook deliveries carry them either way).
         shutdown_grace: Seconds running agents get to finish when the server stops (see
             :meth:`shutdown`); then their tasks are failed and the agents cancelled.
         guards: Limits on running agents, the inactivity timeout, the expiry of unanswered
@@ -171,6 +175,7 @@ class A2AServer:
         task_limits: TaskLimits | None = None,
         push_allow_hosts: Sequence[str] = (),
         push_allow_private: bool = False,
+        push_reveal_secrets: bool = False,
         shutdown_grace: float = 5.0,
         guards: ExecutionGuards | None = None,
     ) -> None:
@@ -198,6 +203,7 @@ class A2AServer:
         self.push_enabled = bool(card.capabilities.push_notifications)
         self.push_allow_hosts = tuple(push_allow_hosts)
         self.push_allow_private = push_allow_private
+        self.push_reveal_secrets = push_reveal_secrets
         #: Where the state lives (see :class:`~a2a_core.server.backend.Backend`).
         self.backend: Backend = backend if backend is not None else InMemoryBackend()
         push_sender = self.backend.push_sender
@@ -743,24 +749,31 @@ class A2AServer:
             await self._load(call, request.task_id)
             self._check_webhook(request.url)
             try:
-                return await configs.set(request, legacy_v0_3=call.dialect == "0.3")
+                stored = await configs.set(request, legacy_v0_3=call.dialect == "0.3")
             except PushConfigLimitError as exc:
                 raise InvalidParamsError(str(exc)) from None
+            return self._shown(stored)
         if isinstance(request, GetTaskPushNotificationConfigRequest):
             await self._load(call, request.task_id)
             found = await configs.get(request.task_id, request.id)
             if found is None:
                 raise TaskNotFoundError("Push notification config not found")
-            return found
+            return self._shown(found)
         if isinstance(request, ListTaskPushNotificationConfigsRequest):
             await self._load(call, request.task_id)
             return ListTaskPushNotificationConfigsResponse(
-                configs=await configs.list_configs(request.task_id)
+                configs=[self._shown(c) for c in await configs.list_configs(request.task_id)]
             )
         assert isinstance(request, DeleteTaskPushNotificationConfigRequest)
         await self._load(call, request.task_id)
         await configs.delete(request.task_id, request.id)
         return None
+
+    def _shown(self, config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+        """A config as a reply shows it: without its secrets, unless they are revealed. The
+        Create reply too: one rule for every reply, and a secret the client just sent need
+        not travel back through proxies and client logs."""
+        return config if self.push_reveal_secrets else redact_push_config(config)
 
     def _check_webhook(self, url: str) -> None:
         """The static SSRF guard; a refusal is the client's InvalidParams."""

@@ -23,6 +23,7 @@ from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.memory_store import InMemoryTaskStore
 from a2a_core.server.push import PushConfigStore, PushSender
+from a2a_core.server.push_secrets import PushSecretCipher
 from a2a_core.server.store import TaskStore
 
 __all__ = ["Backend", "InMemoryBackend", "ServerHandle", "Service"]
@@ -115,6 +116,8 @@ class InMemoryBackend:
     restart. ``push_sender``: webhook delivery of your own (e.g. a `WebhookPushSender` with
     other settings, run around the server); by default the server runs one when the card
     declares push notifications.
+    ``push_secret_keys``: Fernet keys, newest first, to keep the webhooks' tokens and
+    credentials encrypted in memory (a `PushSecretCipher`; needs ``a2a-core[crypto]``).
     """
 
     def __init__(
@@ -128,6 +131,7 @@ class InMemoryBackend:
         max_closed_log_bytes: int | None = 64 * _MiB,
         max_configs_per_task: int = 10,
         push_sender: PushSender | None = None,
+        push_secret_keys: Sequence[str | bytes] = (),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._push_sender = push_sender
@@ -137,7 +141,10 @@ class InMemoryBackend:
             max_closed_bytes=max_closed_log_bytes,
             clock=clock,
         )
-        self._push_configs = InMemoryPushConfigStore(max_configs_per_task=max_configs_per_task)
+        self._push_configs = InMemoryPushConfigStore(
+            max_configs_per_task=max_configs_per_task,
+            cipher=PushSecretCipher(push_secret_keys) if push_secret_keys else None,
+        )
         self._store = InMemoryTaskStore(
             ttl=ttl,
             max_terminal_tasks=max_terminal_tasks,

@@ -20,6 +20,8 @@ in one place:
 - `Service`, how a backend runs its background work under the server's lifespan, given a
   `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
   delivery a backend may wrap;
+- `PushSecretCipher` (and `PushSecretError`, `redact_push_config`), to keep the webhooks'
+  tokens and credentials encrypted in the backend's storage;
 - the **server operations** a shared backend needs, as methods of `A2AServer`:
   `A2AServer.fail_task` (fail a task whose replica was lost) and
   `A2AServer.cancel_local_execution` (stop the agent running here for a task finished on
@@ -46,6 +48,7 @@ from a2a_core.server.page_tokens import (
 )
 from a2a_core.server.push import PushConfigLimitError, PushConfigStore, PushSender, PushTarget
 from a2a_core.server.push_delivery import WebhookPushSender
+from a2a_core.server.push_secrets import PushSecretCipher, PushSecretError, redact_push_config
 from a2a_core.server.store import (
     ConcurrentUpdateError,
     ImmediateTaskStore,
@@ -75,6 +78,8 @@ __all__ = [
     "MeasuredEventLog",
     "PushConfigLimitError",
     "PushConfigStore",
+    "PushSecretCipher",
+    "PushSecretError",
     "PushSender",
     "PushTarget",
     "ServerHandle",
@@ -89,5 +94,6 @@ __all__ = [
     "make_token",
     "query_scope",
     "read_token",
+    "redact_push_config",
     "status_micros",
 ]

@@ -7,6 +7,9 @@ a networked store implements the same protocol.
 
 Every method runs to completion without awaiting, so on one event loop each call is atomic
 and no lock is needed; the methods are ``async`` only to fit the protocol.
+
+With a :class:`~.push_secrets.PushSecretCipher`, the configs are held with their token and
+credentials encrypted, and decrypted on every read: a heap dump or a debugger shows none.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from a2a_core.errors import LocalProtocolError
 from a2a_core.types import TaskPushNotificationConfig
 
 from .push import PushConfigLimitError, PushTarget
+from .push_secrets import PushSecretCipher
 
 __all__ = ["InMemoryPushConfigStore", "PushConfigLimitError"]
 
@@ -29,13 +33,16 @@ class InMemoryPushConfigStore:
     ``max_configs_per_task`` (default 10) bounds the configs of one task: creating one more
     raises :class:`PushConfigLimitError`; replacing an existing one (same id) is always
     allowed. Configs are kept until deleted one by one or with :meth:`delete_task` (which
-    the server calls when it evicts the task).
+    the server calls when it evicts the task). ``cipher``: keep the secrets encrypted.
     """
 
-    def __init__(self, *, max_configs_per_task: int = 10) -> None:
+    def __init__(
+        self, *, max_configs_per_task: int = 10, cipher: PushSecretCipher | None = None
+    ) -> None:
         if max_configs_per_task < 1:
             raise ValueError("max_configs_per_task must be at least 1")
         self._max = max_configs_per_task
+        self.cipher = cipher
         # task id -> config id -> target; dicts keep insertion order, which is creation
         # order, and replacing a value keeps its position (an upsert does not reorder).
         self._tasks: dict[str, dict[str, PushTarget]] = {}
@@ -56,26 +63,33 @@ class InMemoryPushConfigStore:
             config = msgspec.structs.replace(config, id=new_id)
         if config.id not in configs and len(configs) >= self._max:
             raise PushConfigLimitError(self._max)
-        configs[config.id] = PushTarget(config=config, legacy_v0_3=legacy_v0_3)
+        held = config if self.cipher is None else self.cipher.encrypt(config)
+        configs[config.id] = PushTarget(config=held, legacy_v0_3=legacy_v0_3)
         self._tasks[config.task_id] = configs
         return config
 
     async def get(self, task_id: str, config_id: str) -> TaskPushNotificationConfig | None:
         """One config, or ``None``."""
         target = self._tasks.get(task_id, {}).get(config_id)
-        return None if target is None else target.config
+        return None if target is None else self._shown(target.config)
 
     async def list_configs(self, task_id: str) -> list[TaskPushNotificationConfig]:
         """Every config of a task, in creation order."""
-        return [target.config for target in self._tasks.get(task_id, {}).values()]
+        return [self._shown(target.config) for target in self._tasks.get(task_id, {}).values()]
 
     def has_targets(self, task_id: str) -> bool:
         """Whether the task has any config (the task writer's fast path asks, unawaited)."""
         return task_id in self._tasks
 
     async def targets(self, task_id: str) -> list[PushTarget]:
-        """Every config of a task with its dialect, for delivery."""
-        return list(self._tasks.get(task_id, {}).values())
+        """Every config of a task with its dialect, for delivery (secrets in clear)."""
+        targets = list(self._tasks.get(task_id, {}).values())
+        if self.cipher is None:
+            return targets
+        return self.cipher.decrypt_targets(targets)
+
+    def _shown(self, config: TaskPushNotificationConfig) -> TaskPushNotificationConfig:
+        return config if self.cipher is None else self.cipher.decrypt_or_redact(config)
 
     async def delete(self, task_id: str, config_id: str) -> None:
         """Remove one config (no error if unknown: delete is idempotent)."""
