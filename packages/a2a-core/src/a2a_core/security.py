@@ -36,10 +36,10 @@ __all__ = [
     "bearer_token",
 ]
 
-#: The longest credential read (a header value, a key): longer ones are refused as
-#: malformed, unparsed. 16 KiB is far beyond a real JWT and far below any server's header
-#: limit.
-MAX_CREDENTIAL_LENGTH: Final = 16 * 1024
+#: The longest credential read (a header value, a key), in characters: longer ones are
+#: refused as malformed, unparsed. Far beyond a real JWT, and just within what HTTP servers
+#: pass on at all (aiohttp refuses header lines over 8190 bytes itself, with a 400).
+MAX_CREDENTIAL_LENGTH: Final = 8000
 
 SchemeKind = Literal["apiKey", "http", "oauth2", "openIdConnect", "mutualTLS"]
 
@@ -78,7 +78,7 @@ class AuthenticatedIdentity:
     """Who issued the credential, when it says (a JWT ``iss``)."""
     scopes: frozenset[str] = frozenset()
     """The granted scopes (a JWT ``scope`` or ``scp``), or roles a callback gave."""
-    claims: Mapping[str, Any] = dataclasses.field(default=_EMPTY, compare=False)
+    claims: Mapping[str, Any] = dataclasses.field(default_factory=lambda: _EMPTY, compare=False)
     """The verified claims (a JWT's payload, an introspection answer), read only."""
     factors: tuple[AuthenticatedIdentity, ...] = dataclasses.field(default=(), compare=False)
     """The other schemes of the requirement that was met, when it names several (AND)."""

@@ -178,7 +178,7 @@ class Jwks:
     in the cached set triggers a fetch (key rotation), but at most one per
     ``min_refresh_interval`` seconds, so tokens with made-up kids cannot make the server
     hammer the issuer. Concurrent requests share one fetch. A failed fetch keeps the keys
-    it had (and is logged)."""
+    it had (and is logged: a warning, the token answered 401)."""
 
     def __init__(
         self,
@@ -196,19 +196,21 @@ class Jwks:
         self.transport = transport
         self._ring = _KeyRing([], allow_symmetric=False)
         self._fetched_at: float | None = None
-        self._attempted_at: float | None = None
+        self._failed_at: float | None = None
+        self._kid_refresh_at: float | None = None
+        self._generation = 0
         self._lock = anyio.Lock()
         #: How many times the set was fetched (for tests and metrics).
         self.fetches = 0
 
     async def key(self, kid: str | None, algorithm: str) -> jwt.PyJWK:
         """The key for ``kid``, fetching the set when stale or when ``kid`` is new."""
-        now = time.monotonic()
-        if self._fetched_at is None or now - self._fetched_at > self.max_age:
-            await self._refresh(now)
+        fetched = self._fetched_at
+        if fetched is None or time.monotonic() - fetched > self.max_age:
+            await self._refresh(self._generation, on_unknown_kid=False)
         found = self._ring.find(kid, algorithm)
-        if found is None and self._may_refresh(time.monotonic()):
-            await self._refresh(time.monotonic())
+        if found is None and self._may_refresh():
+            await self._refresh(self._generation, on_unknown_kid=True)
             found = self._ring.find(kid, algorithm)
         if found is None:
             if self._fetched_at is None:
@@ -216,22 +218,23 @@ class Jwks:
             raise CredentialsRejected("The token is signed with an unknown key")
         return found
 
-    def _may_refresh(self, now: float) -> bool:
-        last = self._attempted_at
-        return last is None or now - last >= self.min_refresh_interval
+    def _may_refresh(self) -> bool:
+        last = self._kid_refresh_at
+        return last is None or time.monotonic() - last >= self.min_refresh_interval
 
-    async def _refresh(self, wanted_at: float) -> None:
+    async def _refresh(self, generation: int, *, on_unknown_kid: bool) -> None:
+        """Fetch the set, unless another request did while this one waited for the lock
+        (``generation`` is the attempt count it saw). Only fetches for an unknown kid count
+        against ``min_refresh_interval``; a failed fetch waits as long before the next."""
         async with self._lock:
-            last = self._attempted_at
-            if last is not None and last >= wanted_at:
-                return  # another request fetched while this one waited
-            if (
-                last is not None
-                and self._fetched_at is not None
-                and not self._may_refresh(time.monotonic())
-            ):
+            if self._generation != generation:
                 return
-            self._attempted_at = time.monotonic()
+            self._generation += 1
+            now = time.monotonic()
+            if on_unknown_kid:
+                self._kid_refresh_at = now
+            elif self._failed_at is not None and now - self._failed_at < self.min_refresh_interval:
+                return
             try:
                 document = await fetch_json(
                     self.url, timeout=self.timeout, transport=self.transport
@@ -240,10 +243,12 @@ class Jwks:
                 if not isinstance(keys, list):
                     raise ValueError("no 'keys' list")
             except Exception as exc:
+                self._failed_at = time.monotonic()
                 logger.warning("could not fetch the JWKS at %s: %s", self.url, exc)
                 return
             self._ring = _KeyRing(keys, allow_symmetric=False)
             self._fetched_at = time.monotonic()
+            self._failed_at = None
             self.fetches += 1
 
 
