@@ -21,10 +21,12 @@ from a2a_core.errors import (
     InvalidParamsError,
     InvalidRequestError,
     LocalProtocolError,
+    PermissionDeniedError,
     ResourceExhaustedError,
     ServerUnavailableError,
     TaskNotCancelableError,
     TaskNotFoundError,
+    UnauthenticatedError,
     VersionNotSupportedError,
     error_class_for_code,
     grpc_status_for,
@@ -67,6 +69,11 @@ TABLE = [
     (-32009, "VersionNotSupportedError", "VERSION_NOT_SUPPORTED",
      "The requested A2A protocol version is not supported", 400, 400, "UNIMPLEMENTED",
      "FAILED_PRECONDITION"),
+    # Ours (A2A assigns no code to authentication, A14): HTTP 401/403 on both bindings.
+    (-32041, "UnauthenticatedError", "UNAUTHENTICATED", "Authentication required",
+     401, 401, "UNAUTHENTICATED", "UNAUTHENTICATED"),
+    (-32043, "PermissionDeniedError", "PERMISSION_DENIED", "Insufficient scope",
+     403, 403, "PERMISSION_DENIED", "PERMISSION_DENIED"),
     # Ours, not the spec's: answered by a server that is shutting down.
     (-32050, "ServerUnavailableError", "SERVER_UNAVAILABLE", "The server is unavailable",
      503, 503, "UNAVAILABLE", "UNAVAILABLE"),
@@ -148,7 +155,12 @@ def test_unknown_code_has_no_class(code: int) -> None:
 def test_only_the_library_errors_leave_the_a2a_domain() -> None:
     # A reason A2A does not define must not pose as one of A2A's.
     ours = {cls for cls in ERROR_CLASSES if cls.domain == LIBRARY_ERROR_DOMAIN}
-    assert ours == {ResourceExhaustedError, ServerUnavailableError}
+    assert ours == {
+        ResourceExhaustedError,
+        ServerUnavailableError,
+        UnauthenticatedError,
+        PermissionDeniedError,
+    }
     assert all(cls.domain == "a2a-protocol.org" for cls in set(ERROR_CLASSES) - ours)
 
 

@@ -831,7 +831,9 @@ def test_every_error_code_is_reachable_through_receive_request() -> None:
     codes = {case[5]["error"]["code"] for case in ERROR_CASES if "jsonrpc" in case[5]}
     # Internal, task, agent, shutdown and capacity errors are the runtime's to raise, never
     # receive_request's.
-    runtime_only = {-32603, -32001, -32002, -32006, -32050, -32099}
+    # Authentication refusals (-32041, -32043) come before receive_request, from the server's
+    # verifiers through `reply_auth_failure` (tests/adapters/test_contract_auth.py).
+    runtime_only = {-32603, -32001, -32002, -32006, -32050, -32099, -32041, -32043}
     # -32005 is answered over REST only (a JSON-RPC body is read as JSON whatever its type).
     rest_only = {-32005}
     assert codes == {c.code for c in errors.ERROR_CLASSES} - runtime_only - rest_only

@@ -17,8 +17,9 @@ import pytest
 import a2a_core
 
 PACKAGE_ROOT = Path(a2a_core.__file__).parent
-# The async runtime (L2) and the test helpers are the only parts allowed to do I/O or use anyio.
-IMPURE_PARTS = {"server", "runtime", "testing"}
+# The async runtime (L2), its verifiers of credentials (`auth`: JWKS fetches, clocks) and
+# the test helpers are the only parts allowed to do I/O or use anyio.
+IMPURE_PARTS = {"server", "runtime", "testing", "auth"}
 FORBIDDEN_MODULES = {
     "asyncio",
     "anyio",

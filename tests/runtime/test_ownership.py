@@ -239,3 +239,20 @@ async def test_a_server_whose_identities_have_no_key_answers_internal_error() ->
         listing = await Client(server, identity=object()).error("ListTasks", {})
     assert error["code"] == -32603 and listing["code"] == -32603
     assert "task_owner" not in error["message"]  # details go to the log, not to the client
+
+
+def test_verified_identities_are_keyed_by_authority_and_subject() -> None:
+    from a2a_core.security import AuthenticatedIdentity
+    from a2a_core.server.ownership import owner_key
+
+    a = AuthenticatedIdentity(subject="alice", scheme="bearer", issuer="https://one")
+    b = AuthenticatedIdentity(subject="alice", scheme="bearer", issuer="https://two")
+    key = AuthenticatedIdentity(subject="alice", scheme="apiKey")
+    # A subject and an authority that would concatenate alike stay apart.
+    tricky = AuthenticatedIdentity(subject="e|alice", scheme="bearer", issuer="https://on")
+    keys = {owner_key(i) for i in (a, b, key, tricky)}
+    assert len(keys) == 4
+    assert owner_key(a) == owner_key(
+        AuthenticatedIdentity(subject="alice", scheme="x", issuer="https://one")
+    )
+    assert "alice" not in {owner_key(i) for i in (a, key)}

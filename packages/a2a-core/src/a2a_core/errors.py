@@ -54,6 +54,7 @@ __all__ = [
     "JsonRpcErrorObject",
     "LocalProtocolError",
     "MethodNotFoundError",
+    "PermissionDeniedError",
     "PushNotificationNotSupportedError",
     "ResourceExhaustedError",
     "RestErrorBody",
@@ -62,6 +63,7 @@ __all__ = [
     "TableName",
     "TaskNotCancelableError",
     "TaskNotFoundError",
+    "UnauthenticatedError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
     "error_class_for_code",
@@ -337,6 +339,37 @@ class VersionNotSupportedError(A2AError):
     grpc_status_v1_0_1 = "FAILED_PRECONDITION"
 
 
+class UnauthenticatedError(A2AError):
+    """The call carries no credentials the card's security requirements accept: missing,
+    malformed, expired, or signed by nobody we trust.
+
+    Not one of the spec's errors (A2A assigns no JSON-RPC code to authentication, DIGEST
+    A14): -32041 (a mnemonic of 401) in JSON-RPC's server range and the library's domain.
+    It is answered with HTTP 401 and a ``WWW-Authenticate`` challenge on both bindings,
+    JSON-RPC included, before anything of the request is read (see ``docs/security.md``)."""
+
+    code = -32041
+    default_message = "Authentication required"
+    reason = "UNAUTHENTICATED"
+    http_status = http_status_v1_0_1 = 401
+    grpc_status = grpc_status_v1_0_1 = "UNAUTHENTICATED"
+    domain = LIBRARY_ERROR_DOMAIN
+
+
+class PermissionDeniedError(A2AError):
+    """The credentials are valid, but they lack a scope the security requirement asks for.
+
+    The library's own, like `UnauthenticatedError`: -32043 (a mnemonic of 403), HTTP 403 on
+    both bindings, with an ``insufficient_scope`` challenge (RFC 6750 §3.1)."""
+
+    code = -32043
+    default_message = "Insufficient scope"
+    reason = "PERMISSION_DENIED"
+    http_status = http_status_v1_0_1 = 403
+    grpc_status = grpc_status_v1_0_1 = "PERMISSION_DENIED"
+    domain = LIBRARY_ERROR_DOMAIN
+
+
 class ServerUnavailableError(A2AError):
     """The server takes no new calls now (it is shutting down): retry, elsewhere or later.
 
@@ -384,6 +417,8 @@ ERROR_CLASSES: Final[tuple[type[A2AError], ...]] = (
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
     VersionNotSupportedError,
+    UnauthenticatedError,
+    PermissionDeniedError,
     ServerUnavailableError,
     ResourceExhaustedError,
 )

@@ -313,6 +313,40 @@ class ServerProtocol:
                 )
         return _plain_error(404, "Not found")
 
+    def is_public(self, request: HttpRequest) -> bool:
+        """Whether ``request`` is for the public card, which needs no credentials (every
+        other path does, when the card declares security requirements)."""
+        return self.card_path is not None and (request.path or "/") == self.card_path
+
+    def reply_auth_failure(
+        self, request: HttpRequest, error: A2AError, challenges: Sequence[str] = ()
+    ) -> HttpResponse:
+        """The refusal of a request whose credentials the card's requirements do not accept,
+        answered before its body is read (DIGEST A14): the error's HTTP status (401, 403)
+        on **both** bindings, one ``WWW-Authenticate`` header per challenge, and the
+        binding's error body (JSON-RPC: ``id`` null, in the dialect of the negotiated
+        version; REST: AIP-193, v0.3-shaped on the ``/v1/...`` routes)."""
+        challenge_headers = tuple(("www-authenticate", c) for c in challenges)
+        path = request.path or "/"
+        try:
+            version = self._negotiate(request)[0]
+        except A2AError:
+            version = "1.0"
+        dialect: Dialect = "0.3" if version == "0.3" else "1.0"
+        headers = (*challenge_headers, *self._reply_headers(version, ()))
+        if self.jsonrpc_path is not None and path == self.jsonrpc_path:
+            body = encode_error(None, error, dialect)
+            return HttpResponse(error.http_status, (*_JSON_HEADERS, *headers), body)
+        if self.rest_path is not None:
+            relative = _strip_prefix(path, self.rest_path)
+            if relative is not None and self._rest_v0_3:
+                legacy = relative == "/v1" or relative.startswith("/v1/")
+                dialect = "0.3" if legacy else "1.0"
+        response = rest.rest_error_response(
+            error, self.error_table, self.rest_content_type, dialect
+        )
+        return HttpResponse(error.http_status, (*response.headers, *headers), response.body)
+
     def _negotiate(
         self, request: HttpRequest
     ) -> tuple[str, bool, tuple[str, ...], tuple[str, ...]]:

@@ -14,7 +14,7 @@ import contextlib
 import datetime as _dt
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -23,6 +23,7 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from a2a_core.agent_card import build_card
+from a2a_core.auth import Authenticator, AuthFailure, Verifier
 from a2a_core.call import Call
 from a2a_core.errors import (
     A2AError,
@@ -153,6 +154,11 @@ class A2AServer:
         guards: Limits on running agents, the inactivity timeout, the expiry of unanswered
             interrupted tasks (:class:`~a2a_core.server.guards.ExecutionGuards`; its
             defaults when ``None``).
+        authenticators: One verifier per security scheme name of the card
+            (:mod:`a2a_core.auth`): the card's ``securityRequirements`` are then enforced on
+            every call but the public card, before the request is read (401/403), and the
+            verified identity is the call's. An identity put by upstream middleware is
+            trusted as it is. ``None``: only middleware identifies callers.
     """
 
     def __init__(
@@ -178,7 +184,14 @@ class A2AServer:
         push_reveal_secrets: bool = False,
         shutdown_grace: float = 5.0,
         guards: ExecutionGuards | None = None,
+        authenticators: Mapping[str, Verifier] | None = None,
     ) -> None:
+        #: Enforces the card's security requirements (``None``: identities come from
+        #: upstream middleware only); built first, so a card and verifiers that do not fit
+        #: fail here.
+        self.authenticator = (
+            Authenticator(card, authenticators) if authenticators is not None else None
+        )
         self.protocol = ServerProtocol(
             card,
             last_modified=last_modified or _dt.datetime.now(_dt.UTC),
@@ -403,6 +416,17 @@ class A2AServer:
     async def handle(self, request: HttpRequest) -> HttpResponse | SseResponse:
         """Answer one request. Never raises for client input; a server misconfiguration
         (e.g. no base URL for the card) is logged and answered with a generic 500."""
+        authenticator = self.authenticator
+        if (
+            authenticator is not None
+            and request.identity is None
+            and not self.protocol.is_public(request)
+        ):
+            verdict = await authenticator.authenticate(request)
+            if isinstance(verdict, AuthFailure):
+                return self.protocol.reply_auth_failure(request, verdict.error, verdict.challenges)
+            if verdict is not None:
+                request = msgspec.structs.replace(request, identity=verdict)
         try:
             received = self.protocol.receive_request(request)
         except LocalProtocolError:

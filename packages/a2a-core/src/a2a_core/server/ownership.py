@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeAlias
 
 from a2a_core.call import Call
+from a2a_core.security import AuthenticatedIdentity
 
 __all__ = ["ANONYMOUS_OWNER", "TaskOwner", "owner_by_identity", "owner_key"]
 
@@ -32,6 +33,10 @@ _KEY_FIELDS: Final = ("sub", "identity", "username", "id")
 def owner_key(identity: Any) -> str:
     """The owner key of an identity, as `owner_by_identity` finds it.
 
+    An `AuthenticatedIdentity` (verified by the server's ``authenticators``) is keyed by
+    its authority (the issuer, or the scheme for keys and passwords) together with its
+    subject (`AuthenticatedIdentity.owner_key`), so that one ``sub`` from two issuers is two
+    owners; a deployment that trusts them as one maps them together with ``task_owner=``.
     ``None`` is anonymous; a string or an integer is its own key; a mapping or an object is
     keyed by the first of ``sub``, ``identity``, ``username`` and ``id`` it has with a
     string or integer value. Anything else raises :class:`TypeError`: guessing (``str()`` of
@@ -40,6 +45,8 @@ def owner_key(identity: Any) -> str:
     """
     if identity is None:
         return ANONYMOUS_OWNER
+    if isinstance(identity, AuthenticatedIdentity):
+        return identity.owner_key
     if isinstance(identity, str):
         return identity
     if isinstance(identity, int) and not isinstance(identity, bool):
