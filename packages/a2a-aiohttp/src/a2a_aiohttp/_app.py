@@ -115,7 +115,18 @@ class _Handler:
             identity=request.get(IDENTITY_KEY) if overrides else None,
             base_url=base_url,
             metadata=(request.get(_METADATA_KEY) if overrides else None) or {},
+            peer_certificate=_peer_certificate(request) if request.secure else None,
         )
+
+
+def _peer_certificate(request: web.Request) -> bytes | None:
+    """The client certificate of a TLS connection, DER (``None``: none presented)."""
+    transport = request.transport
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    if ssl_object is None:
+        return None
+    der: bytes | None = ssl_object.getpeercert(binary_form=True)
+    return der
 
 
 async def _read_body(request: web.Request, limit: int) -> bytes:

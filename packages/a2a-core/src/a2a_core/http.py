@@ -175,6 +175,11 @@ class HttpRequest(msgspec.Struct, frozen=True):
     """Public URL of the mount point for this request (per-request override), or ``None``."""
     metadata: Mapping[str, Any] = msgspec.field(default_factory=lambda: _EMPTY)
     """Per-request metadata set by upstream middleware (merged over the server's)."""
+    peer_certificate: bytes | None = None
+    """The client's TLS certificate (DER), when the connection is TLS, the client presented
+    one and the server lets the adapter see it (aiohttp does; an ASGI server through the
+    ``tls`` extension): for an mTLS verifier (`a2a_core.auth`). Checking it against a
+    trusted CA is the TLS server's job (its ``ssl`` context); ``None`` otherwise."""
 
     def query_params(self) -> list[tuple[str, str]]:
         """The decoded query parameters in order (repeated names kept)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -150,7 +151,21 @@ class A2AStarlette:
             identity=_identity(scope, overrides),
             base_url=base_url,
             metadata=overrides.get("metadata") or _NO_OVERRIDES,
+            peer_certificate=_peer_certificate(scope) if scope.get("scheme") == "https" else None,
         )
+
+
+def _peer_certificate(scope: Scope) -> bytes | None:
+    """The client certificate, DER, from the ASGI TLS extension (``client_cert_chain``, PEM,
+    the client's own first), where the server provides it (uvicorn does not)."""
+    tls = (scope.get("extensions") or {}).get("tls")
+    chain = tls.get("client_cert_chain") if tls else None
+    if not chain:
+        return None
+    try:
+        return ssl.PEM_cert_to_DER_cert(chain[0])
+    except ValueError:  # not PEM: the server's business, not the client's
+        return None
 
 
 class _Mount(Mount):

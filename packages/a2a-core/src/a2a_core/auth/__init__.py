@@ -18,6 +18,7 @@ from a2a_core.auth._verify import (
     Authenticator,
     AuthFailure,
     CallbackResult,
+    ClientCertificate,
     HttpBasic,
     Verifier,
 )
@@ -29,6 +30,7 @@ __all__ = [
     "AuthenticatedIdentity",
     "Authenticator",
     "CallbackResult",
+    "ClientCertificate",
     "CredentialsRejected",
     "HttpBasic",
     "SchemeSpec",

@@ -146,6 +146,47 @@ class HttpBasic:
         return await _answer(self.check(user, password), scheme, "user or password")
 
 
+class ClientCertificate:
+    """Mutual TLS: the client certificate the TLS server verified, seen through the adapter
+    (``HttpRequest.peer_certificate``; aiohttp gives it, an ASGI server through its ``tls``
+    extension).
+
+    The TLS server's ``ssl`` context decides which certificates are acceptable (its CA,
+    ``CERT_OPTIONAL`` or ``CERT_REQUIRED``): this verifier does not check the chain again.
+    ``identify(der)`` (sync or async) answers who the certificate belongs to (see
+    `CallbackResult`); by default the subject is the certificate's subject in RFC 4514
+    form (needs ``cryptography``, which the ``auth`` extra installs)."""
+
+    def __init__(
+        self,
+        identify: Callable[[bytes], CallbackResult | Awaitable[CallbackResult]] | None = None,
+    ) -> None:
+        self.identify = identify if identify is not None else _certificate_subject
+
+    def check_scheme(self, scheme: SchemeSpec) -> None:
+        """Only ``mutualTLS`` schemes."""
+        if scheme.kind != "mutualTLS":
+            raise ValueError(f"ClientCertificate cannot verify scheme {scheme.name!r}")
+
+    async def verify(
+        self, request: HttpRequest, scheme: SchemeSpec
+    ) -> AuthenticatedIdentity | None:
+        """The certificate's owner, by ``identify``; ``None`` without a certificate."""
+        der = request.peer_certificate
+        if der is None:
+            return None
+        return await _answer(self.identify(der), scheme, "client certificate")
+
+
+def _certificate_subject(der: bytes) -> str:
+    from cryptography import x509
+
+    try:
+        return x509.load_der_x509_certificate(der).subject.rfc4514_string()
+    except ValueError:
+        raise CredentialsRejected("Unreadable client certificate") from None
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class AuthFailure:
     """A request the requirements refuse: the error to answer and its challenges."""
