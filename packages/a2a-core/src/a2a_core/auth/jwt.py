@@ -13,8 +13,10 @@ asynchronously, cached, and fetched again on an unknown ``kid`` at a bounded rat
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, Protocol
@@ -291,6 +293,12 @@ class JwtBearer:
             and ``aud`` are always required).
         introspection: For ``oauth2`` schemes issuing opaque tokens: a token that is not
             a JWT is sent to this RFC 7662 endpoint (`a2a_core.auth.oauth.TokenIntrospection`).
+        cache_size: Verified tokens remembered (by their SHA-256), so that a client that
+            sends the same token again costs a hash, not a signature check (0: none). An
+            entry lasts until the token's ``exp`` and at most ``cache_seconds``; the cache
+            holds at most ``cache_size`` entries and ``cache_bytes`` bytes of tokens.
+        cache_seconds: The longest a verified token is trusted without a new check: also
+            how long a key removed from the JWKS may still vouch for tokens it signed.
     """
 
     def __init__(
@@ -304,6 +312,9 @@ class JwtBearer:
         leeway: float = 30.0,
         required_claims: Sequence[str] = ("exp", "sub"),
         introspection: Any = None,
+        cache_size: int = 4096,
+        cache_seconds: float = 300.0,
+        cache_bytes: int = 8 << 20,
     ) -> None:
         if jwks_url is not None and keys is not None:
             raise ValueError("give jwks_url or keys, not both")
@@ -327,6 +338,7 @@ class JwtBearer:
         self.required_claims = tuple(dict.fromkeys(("iss", "aud", *required_claims)))
         self.introspection = introspection
         self._discovered: dict[str, Any] = {}
+        self._cache = _VerifiedTokens(cache_size, cache_seconds, cache_bytes)
 
     def check_scheme(self, scheme: SchemeSpec) -> None:
         """Bearer ``http``, ``oauth2`` and ``openIdConnect`` schemes; without keys, one
@@ -350,6 +362,9 @@ class JwtBearer:
         token = scheme.credential(request)
         if token is None:
             return None
+        cached = self._cache.get(scheme.name, token, self.leeway)
+        if cached is not None:
+            return cached
         if token.count(".") != 2:
             if self.introspection is not None:
                 identity: AuthenticatedIdentity = await self.introspection.introspect(
@@ -388,13 +403,15 @@ class JwtBearer:
         if not isinstance(subject, str) or not subject:
             raise CredentialsRejected("The token names no subject")
         iss = claims.get("iss")
-        return AuthenticatedIdentity(
+        verified = AuthenticatedIdentity(
             subject=subject,
             scheme=scheme.name,
             issuer=iss if isinstance(iss, str) else None,
             scopes=scopes_of(claims),
             claims=MappingProxyType(claims),
         )
+        self._cache.put(scheme.name, token, verified, claims)
+        return verified
 
     async def _keys_and_issuer(self, scheme: SchemeSpec) -> tuple[KeySource, list[str]]:
         discovery = self._discovered.get(scheme.name)
@@ -407,3 +424,65 @@ class JwtBearer:
         if keys is None:
             raise CredentialsRejected("The issuer publishes no keys")
         return keys, self.issuer if self.issuer is not None else [metadata.issuer]
+
+
+#: A remembered token: its identity, trusted until, not before, and the token's length.
+_Entry = tuple[AuthenticatedIdentity, float, float, int]
+
+
+class _VerifiedTokens:
+    """Tokens verified lately, by scheme and SHA-256, with their identity (bounded LRU).
+
+    Bounded in entries and in the bytes of the tokens they stand for (a client may send
+    big tokens); each entry is trusted until the token's ``exp`` (with the leeway) and at
+    most ``seconds`` after it was verified, and not before its ``nbf``."""
+
+    def __init__(self, size: int, seconds: float, max_bytes: int) -> None:
+        self._size = size
+        self._seconds = seconds
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        self._entries: OrderedDict[
+            tuple[str, bytes], tuple[AuthenticatedIdentity, float, float, int]
+        ] = OrderedDict()
+
+    def get(self, scheme: str, token: str, leeway: float) -> AuthenticatedIdentity | None:
+        if not self._size:
+            return None
+        key = (scheme, hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest())
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        identity, until, not_before, _ = entry
+        now = time.time()
+        if now >= until + leeway or now < not_before - leeway:
+            self._drop(key)
+            return None
+        self._entries.move_to_end(key)
+        return identity
+
+    def put(
+        self, scheme: str, token: str, identity: AuthenticatedIdentity, claims: dict[str, Any]
+    ) -> None:
+        exp, nbf = claims.get("exp"), claims.get("nbf", 0)
+        size = len(token)
+        if (
+            not self._size
+            or not isinstance(exp, int | float)
+            or not isinstance(nbf, int | float)
+            or size > self._max_bytes
+        ):
+            return  # a token without an expiry is checked every time
+        key = (scheme, hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest())
+        self._drop(key)
+        until = min(float(exp), time.time() + self._seconds)
+        self._entries[key] = (identity, until, float(nbf), size)
+        self._bytes += size
+        while len(self._entries) > self._size or self._bytes > self._max_bytes:
+            oldest = next(iter(self._entries))
+            self._drop(oldest)
+
+    def _drop(self, key: tuple[str, bytes]) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is not None:
+            self._bytes -= entry[3]
