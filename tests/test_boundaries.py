@@ -15,7 +15,7 @@ import pytest
 
 PACKAGES = Path(__file__).resolve().parent.parent / "packages"
 #: Packages whose runtime imports must go through the backend seam.
-BACKENDS = ("a2a-redis",)
+BACKENDS = ("a2a-redis", "a2a-sql")
 SEAMS = ("a2a_core.server", "a2a_core.server.backends")
 
 

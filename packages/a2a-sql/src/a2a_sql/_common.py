@@ -1,0 +1,51 @@
+"""What the parts of the SQL backend share: the engine they are built on, the clock."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+__all__ = ["make_engine", "now_us"]
+
+
+def now_us() -> int:
+    """Wall-clock time in microseconds (expiry and log retention; one replica's clock)."""
+    return time.time_ns() // 1000
+
+
+def _passthrough(value: Any) -> Any:
+    return value
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL: readers never block the writer; a process killed mid-way loses no committed
+    # transaction (synchronous=NORMAL only risks the last ones on a power cut).
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.close()
+
+
+def make_engine(url: str | sa.URL, **options: Any) -> AsyncEngine:
+    """The engine of a backend: documents pass as ProtoJSON text, unparsed (`Document`).
+
+    SQLite gets one connection (``pool_size=1``): its writers take turns anyway, and one
+    connection means the read-then-write of a transaction never races another in process.
+    """
+    url = sa.make_url(url)
+    options.setdefault("json_serializer", _passthrough)
+    options.setdefault("json_deserializer", _passthrough)
+    if url.get_backend_name() == "sqlite":
+        options.setdefault("pool_size", 1)
+        options.setdefault("max_overflow", 0)
+    else:
+        options.setdefault("pool_pre_ping", True)
+    engine = create_async_engine(url, **options)
+    if url.get_backend_name() == "sqlite":
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return engine

@@ -1,0 +1,158 @@
+"""The tables of the SQL backend, on SQLAlchemy Core: one `Tables` per table-name prefix.
+
+Bounds: ``tasks`` holds every task until the sweep drops it ``task_ttl`` seconds after it
+finished (open tasks are bounded by the server's admission and ``TaskLimits``, not here);
+``events`` and ``logs`` hold a task's log until its task is dropped (a log without a task,
+``log_retention`` seconds after it closed); ``push_configs`` at most
+``max_configs_per_task`` rows per task, dropped with the task; ``meta`` a few rows.
+
+Columns that hold ids (task, context, tenant, owner) are `Key`s: at most 255 bytes, and
+compared by code point on every database (PostgreSQL's ``"C"`` collation, MySQL's
+``VARBINARY``, SQLite's default), so ListTasks pages in the order the in-memory store uses.
+Documents are `Document`s: the ProtoJSON text, as ``JSONB`` on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+from sqlalchemy.dialects import mysql, postgresql
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+__all__ = ["KEY_LENGTH", "Document", "Key", "Tables"]
+
+#: The longest id (task, context, tenant, owner) the tables take, in bytes of UTF-8.
+KEY_LENGTH: Final = 255
+
+
+def _is_mysql(dialect: Dialect) -> bool:
+    return dialect.name in ("mysql", "mariadb")
+
+
+class Key(TypeDecorator[str]):
+    """An id, compared by code point (as Python compares ``str``) on every database."""
+
+    impl = String(KEY_LENGTH)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(String(KEY_LENGTH, collation="C"))
+        if _is_mysql(dialect):
+            # Bytes: code-point order (UTF-8 keeps it), and 255 bytes per column, so the
+            # composite indexes fit InnoDB's 3072-byte key limit.
+            return dialect.type_descriptor(mysql.VARBINARY(KEY_LENGTH))
+        return dialect.type_descriptor(String(KEY_LENGTH))
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> Any:
+        if value is not None and _is_mysql(dialect):
+            return value.encode()
+        return value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
+        if isinstance(value, bytes | bytearray):
+            return bytes(value).decode()
+        return value  # type: ignore[no-any-return]
+
+
+class Document(TypeDecorator[str]):
+    """A ProtoJSON document, given and read as text: ``JSONB`` on PostgreSQL (queryable
+    with ``->``), ``LONGTEXT`` on MySQL and ``TEXT`` on SQLite (``json_extract`` reads
+    both). The engine passes the text through its JSON (de)serializer unchanged."""
+
+    impl = Text
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(postgresql.JSONB())
+        if _is_mysql(dialect):
+            return dialect.type_descriptor(mysql.LONGTEXT())
+        return dialect.type_descriptor(Text())
+
+
+class Tables:
+    """The backend's tables under one name prefix (``a2a_`` by default)."""
+
+    def __init__(self, prefix: str = "a2a_") -> None:
+        self.prefix = prefix
+        self.metadata = metadata = MetaData()
+        p = prefix
+        self.tasks = Table(
+            f"{p}tasks",
+            metadata,
+            Column("id", Key, primary_key=True),
+            Column("tenant", Key, nullable=False),
+            Column("owner", Key, nullable=False),
+            Column("context_id", Key, nullable=False),
+            Column("state", String(32), nullable=False),
+            Column("status_us", BigInteger, nullable=False),
+            Column("version", Integer, nullable=False),
+            Column("last_seq", Integer, nullable=False),
+            Column("expires_us", BigInteger, nullable=True),
+            Column("body", Document, nullable=False),
+        )
+        self.logs = Table(
+            f"{p}logs",
+            metadata,
+            Column("task_id", Key, primary_key=True),
+            Column("last_seq", Integer, nullable=False),
+            Column("closed", Boolean, nullable=False),
+            Column("closed_us", BigInteger, nullable=True),
+        )
+        self.events = Table(
+            f"{p}events",
+            metadata,
+            Column("task_id", Key, primary_key=True),
+            Column("seq", Integer, primary_key=True, autoincrement=False),
+            Column("body", Document, nullable=False),
+        )
+        self.push_configs = Table(
+            f"{p}push_configs",
+            metadata,
+            Column("task_id", Key, primary_key=True),
+            Column("config_id", Key, primary_key=True),
+            Column("position", Integer, nullable=False),
+            Column("legacy_v0_3", Boolean, nullable=False),
+            Column("body", Document, nullable=False),
+        )
+        self.meta = Table(
+            f"{p}meta",
+            metadata,
+            Column("name", String(64), primary_key=True),
+            Column("value", String(255), nullable=False),
+        )
+        # The indexes of the initial migration (0001), declared here too so that a reader of
+        # the runtime's tables sees them: each ListTasks filter combination has one, whose
+        # equality columns come first and (status_us, id) last, so a page is a range read.
+        t = self.tasks.c
+        for name, columns in INDEXES.items():
+            Index(f"{p}{name}", *(t[c] for c in columns))
+        Index(f"{p}logs_closed", self.logs.c.closed_us)
+
+
+#: Index name (after the prefix) -> its columns on ``tasks``.
+INDEXES: Final = {
+    "tasks_t": ("tenant", "status_us", "id"),
+    "tasks_tc": ("tenant", "context_id", "status_us", "id"),
+    "tasks_ts": ("tenant", "state", "status_us", "id"),
+    "tasks_tcs": ("tenant", "context_id", "state", "status_us", "id"),
+    "tasks_to": ("tenant", "owner", "status_us", "id"),
+    "tasks_toc": ("tenant", "owner", "context_id", "status_us", "id"),
+    "tasks_tos": ("tenant", "owner", "state", "status_us", "id"),
+    "tasks_tocs": ("tenant", "owner", "context_id", "state", "status_us", "id"),
+    "tasks_state": ("state",),  # the restart rule: the running tasks
+    "tasks_expires": ("expires_us",),  # the sweep: the terminal tasks, by when they go
+}

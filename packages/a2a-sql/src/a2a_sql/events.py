@@ -1,0 +1,275 @@
+"""The SQL event log: :class:`SqlEventLog`, an :class:`~a2a_core.server.backends.EventLog`.
+
+A task's events are rows of ``events`` (task id, seq, the ProtoJSON event), its log's
+state one row of ``logs`` (the last seq given, whether it is closed). The seqs are the SSE
+ids, so ``Last-Event-ID`` replays the same events after a restart. With the backend, the
+task store appends in the *same transaction* as its write of the task
+(:class:`~a2a_sql.SqlTaskStore` is a ``LoggedTaskStore``), so after a crash the log and the
+task never disagree.
+
+Followers do not poll: an append (or a logged write, or a close) in this process wakes the
+followers of that task, which then read the table from the last seq they saw; with an
+``idle_timeout`` they also read once when it runs out. Appends made by another process are
+not seen until then: waking followers across replicas (PostgreSQL ``LISTEN/NOTIFY``) is a
+later step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Final
+
+import anyio
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from a2a_core import codec
+from a2a_core.server.backends import EventLog, EventLogClosedError, LoggedEvent
+from a2a_core.types import StreamResponse
+
+from ._common import now_us
+from ._schema import Tables
+
+__all__ = ["SqlEventLog"]
+
+_READ_BATCH: Final = 256
+
+
+class _Watch:
+    """The local followers of one task's log, and the event that wakes them."""
+
+    __slots__ = ("event", "followers", "forgotten")
+
+    def __init__(self) -> None:
+        self.followers = 0
+        self.forgotten = False
+        self.event = anyio.Event()
+
+    def notify(self) -> None:
+        event, self.event = self.event, anyio.Event()
+        event.set()
+
+
+def encode_event(event: StreamResponse) -> str:
+    """An event as the text of its ``body`` column."""
+    return codec.encode(event).decode()
+
+
+class SqlEventLog(EventLog):
+    """Per-task event logs in SQL tables (see the module docstring).
+
+    :param engine: the backend's engine (`a2a_sql.SqlBackend` makes it).
+    :param tables: the tables, under the backend's prefix.
+    :param retention: seconds a closed log *without a task* is kept (a log whose task is
+        stored goes with the task, when the store drops it); ``None``: until forgotten.
+    """
+
+    def __init__(
+        self, engine: AsyncEngine, tables: Tables, *, retention: float | None = 3600.0
+    ) -> None:
+        if retention is not None and retention < 0:
+            raise ValueError("retention must be >= 0 or None")
+        self.engine = engine
+        self.tables = tables
+        self.retention = retention
+        # Only tasks someone follows here, each removed with its last follower: bounded by
+        # the open streams.
+        self._watches: dict[str, _Watch] = {}
+
+    # -- used by the store, inside its transactions ----------------------------------------
+
+    async def next_seq(self, conn: AsyncConnection, task_id: str, *, closing: bool) -> int:
+        """Take the next seq of a task's log in ``conn``'s transaction (the log row locked
+        until it ends); `EventLogClosedError` if the log is closed. ``closing``: close it
+        with this event (a terminal write)."""
+        logs = self.tables.logs
+        row = (
+            await conn.execute(
+                sa.select(logs.c.last_seq, logs.c.closed)
+                .where(logs.c.task_id == task_id)
+                .with_for_update()
+            )
+        ).first()
+        closed_us = now_us() if closing else None
+        if row is None:
+            await conn.execute(
+                sa.insert(logs).values(
+                    task_id=task_id, last_seq=1, closed=closing, closed_us=closed_us
+                )
+            )
+            return 1
+        if row.closed:
+            raise EventLogClosedError(f"The event log of task {task_id!r} is closed")
+        seq = int(row.last_seq) + 1
+        values: dict[str, object] = {"last_seq": seq}
+        if closing:
+            values.update(closed=True, closed_us=closed_us)
+        await conn.execute(sa.update(logs).where(logs.c.task_id == task_id).values(**values))
+        return seq
+
+    async def insert(self, conn: AsyncConnection, task_id: str, seq: int, body: str) -> None:
+        """Write one event row in ``conn``'s transaction."""
+        await conn.execute(
+            sa.insert(self.tables.events).values(task_id=task_id, seq=seq, body=body)
+        )
+
+    def notify(self, task_id: str) -> None:
+        """Wake this process's followers of a task (after a commit)."""
+        watch = self._watches.get(task_id)
+        if watch is not None:
+            watch.notify()
+
+    def forgotten(self, task_id: str) -> None:
+        """End this process's followers of a task whose log was dropped."""
+        watch = self._watches.pop(task_id, None)
+        if watch is not None:
+            watch.forgotten = True
+            watch.notify()
+
+    # -- the EventLog protocol -------------------------------------------------------------
+
+    async def append(self, task_id: str, event: StreamResponse) -> int:
+        """Append an event; return its seq. `EventLogClosedError` if the log is closed."""
+        body = encode_event(event)
+        for attempt in range(2):
+            try:
+                async with self.engine.begin() as conn:
+                    seq = await self.next_seq(conn, task_id, closing=False)
+                    await self.insert(conn, task_id, seq, body)
+                break
+            except IntegrityError:  # a concurrent first append made the log row: again
+                if attempt:
+                    raise
+        self.notify(task_id)
+        return seq
+
+    async def close(self, task_id: str) -> None:
+        """Mark the log closed (idempotent; the store's terminal write already did)."""
+        logs = self.tables.logs
+        async with self.engine.begin() as conn:
+            done = await conn.execute(
+                sa.update(logs)
+                .where(logs.c.task_id == task_id, logs.c.closed == sa.false())
+                .values(closed=True, closed_us=now_us())
+            )
+            if done.rowcount == 0:
+                exists = await conn.scalar(
+                    sa.select(logs.c.closed).where(logs.c.task_id == task_id)
+                )
+                if exists is None:
+                    await conn.execute(
+                        sa.insert(logs).values(
+                            task_id=task_id, last_seq=0, closed=True, closed_us=now_us()
+                        )
+                    )
+        self.notify(task_id)
+
+    async def read(self, task_id: str, after: int = 0) -> list[LoggedEvent]:
+        """The events with ``seq > after`` in the log now."""
+        events = self.tables.events
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(
+                sa.select(events.c.seq, events.c.body)
+                .where(events.c.task_id == task_id, events.c.seq > after)
+                .order_by(events.c.seq)
+            )
+            return [_logged(seq, body) for seq, body in rows]
+
+    async def _read_some(self, task_id: str, after: int) -> tuple[bool, list[LoggedEvent]]:
+        """Whether the log is closed, then the events after ``after`` (at most a batch):
+        read in that order, so a closed log's events are all there."""
+        events, logs = self.tables.events, self.tables.logs
+        async with self.engine.connect() as conn:
+            closed = await conn.scalar(sa.select(logs.c.closed).where(logs.c.task_id == task_id))
+            rows = await conn.execute(
+                sa.select(events.c.seq, events.c.body)
+                .where(events.c.task_id == task_id, events.c.seq > after)
+                .order_by(events.c.seq)
+                .limit(_READ_BATCH)
+            )
+            return bool(closed), [_logged(seq, body) for seq, body in rows]
+
+    async def follow(
+        self, task_id: str, after: int = 0, *, idle_timeout: float | None = None
+    ) -> AsyncIterator[LoggedEvent]:
+        """Every event with ``seq > after``, then each new one as it is appended here.
+
+        Ends when the log is closed and drained, when it is forgotten, or after
+        ``idle_timeout`` seconds with nothing new."""
+        watch = self._watches.get(task_id)
+        if watch is None:
+            watch = self._watches[task_id] = _Watch()
+        watch.followers += 1
+        seq = max(after, 0)
+        waited = 0.0
+        try:
+            while not watch.forgotten:
+                wakeup = watch.event  # before reading: an append after the read sets it
+                closed, batch = await self._read_some(task_id, seq)
+                if batch:
+                    for logged in batch:
+                        seq = logged.seq
+                        waited = 0.0
+                        yield logged
+                    continue
+                if closed:
+                    return
+                if idle_timeout is None:
+                    await wakeup.wait()
+                    continue
+                remaining = idle_timeout - waited
+                if remaining <= 0:
+                    return
+                started = anyio.current_time()
+                with anyio.move_on_after(remaining):
+                    await wakeup.wait()
+                waited += anyio.current_time() - started
+        finally:
+            watch.followers -= 1
+            if watch.followers == 0 and self._watches.get(task_id) is watch:
+                del self._watches[task_id]
+
+    async def forget(self, task_id: str) -> None:
+        """Drop a task's log now; its followers here end."""
+        async with self.engine.begin() as conn:
+            await self.delete_logs(conn, [task_id])
+        self.forgotten(task_id)
+
+    async def delete_logs(self, conn: AsyncConnection, task_ids: list[str]) -> None:
+        """Delete the logs (events and state) of ``task_ids`` in ``conn``'s transaction."""
+        events, logs = self.tables.events, self.tables.logs
+        await conn.execute(sa.delete(events).where(events.c.task_id.in_(task_ids)))
+        await conn.execute(sa.delete(logs).where(logs.c.task_id.in_(task_ids)))
+
+    async def sweep(self, batch: int = 500) -> int:
+        """Drop closed logs without a task older than ``retention``, ``batch`` at a time;
+        returns how many."""
+        if self.retention is None:
+            return 0
+        logs, tasks = self.tables.logs, self.tables.tasks
+        cutoff = now_us() - int(self.retention * 1_000_000)
+        dropped = 0
+        while True:
+            async with self.engine.begin() as conn:
+                ids = list(
+                    await conn.scalars(
+                        sa.select(logs.c.task_id)
+                        .where(
+                            logs.c.closed_us <= cutoff,
+                            ~sa.exists().where(tasks.c.id == logs.c.task_id),
+                        )
+                        .limit(batch)
+                    )
+                )
+                if ids:
+                    await self.delete_logs(conn, ids)
+            for task_id in ids:
+                self.forgotten(task_id)
+            dropped += len(ids)
+            if len(ids) < batch:
+                return dropped
+
+
+def _logged(seq: int, body: str) -> LoggedEvent:
+    return LoggedEvent(seq=int(seq), event=codec.decode(body, StreamResponse))
