@@ -456,3 +456,23 @@ async def test_push_configs_are_ordered_bounded_and_dropped(
         assert await push.list_configs("p") == [] and await push.get("p", "z") is None
     finally:
         await small.engine.dispose()
+
+
+async def test_many_tasks_created_at_once_each_with_its_first_event(backend: SqlBackend) -> None:
+    """What a burst of SendMessage calls does: concurrent logged creates, each in its own
+    transaction, none blocking another (MariaDB's gap locks once made them deadlock)."""
+    store, log = backend.store, backend.event_log
+    tasks = [make_task(f"burst-{i:02d}", state=TaskState.SUBMITTED) for i in range(24)]
+    created: dict[str, int] = {}
+
+    async def create(task: Task) -> None:
+        stored = await store.create_logged(task, StreamResponse(task=task))
+        created[task.id] = stored.last_seq
+
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tg:
+            for task in tasks:
+                tg.start_soon(create, task)
+    assert created == {task.id: 1 for task in tasks}
+    for task in tasks[:3]:
+        assert [e.seq for e in await log.read(task.id)] == [1]

@@ -108,6 +108,20 @@ class SqlEventLog(EventLog):
         await conn.execute(sa.update(logs).where(logs.c.task_id == task_id).values(**values))
         return seq
 
+    async def start(self, conn: AsyncConnection, task_id: str, body: str) -> int:
+        """Begin the log of a task just inserted in ``conn``'s transaction with its first
+        event; return its seq (1). No ``SELECT ... FOR UPDATE`` of the log row that does not
+        exist yet: on MariaDB that takes a gap lock, and concurrent creates deadlock on
+        them. The task's row, inserted first, already makes this transaction its only
+        writer."""
+        await conn.execute(
+            sa.insert(self.tables.logs).values(
+                task_id=task_id, last_seq=1, closed=False, closed_us=None
+            )
+        )
+        await self.insert(conn, task_id, 1, body)
+        return 1
+
     async def insert(self, conn: AsyncConnection, task_id: str, seq: int, body: str) -> None:
         """Write one event row in ``conn``'s transaction."""
         await conn.execute(

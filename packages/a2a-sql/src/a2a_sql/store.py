@@ -136,14 +136,10 @@ class SqlTaskStore(TaskStore):
         log = self.event_log
         try:
             async with self.engine.begin() as conn:
-                # The task first: a taken id fails before anything is appended.
-                await self._insert(conn, task, tenant, owner, 0)
-                seq = await log.next_seq(conn, task.id, closing=False)
-                await log.insert(conn, task.id, seq, body)
-                tasks = self.tables.tasks
-                await conn.execute(
-                    sa.update(tasks).where(tasks.c.id == task.id).values(last_seq=seq)
-                )
+                # The task first (its last seq is its log's first): a taken id fails
+                # before anything is appended.
+                await self._insert(conn, task, tenant, owner, 1)
+                seq = await log.start(conn, task.id, body)
         except IntegrityError:
             raise TaskExistsError(task.id) from None
         log.notify(task.id)
