@@ -1,6 +1,7 @@
 """Shared command line of the examples: pick an adapter, a host, a port and a public URL,
-optionally a Redis to share tasks with other replicas (``--redis URL``), and a key to sign
-the agent card with (``--signing-key PEM``, which also serves its JWKS).
+optionally a Redis to share tasks with other replicas (``--redis URL``) or a database that
+keeps them across restarts (``--sql URL``), and a key to sign the agent card with
+(``--signing-key PEM``, which also serves its JWKS).
 
 Every example ends with ``serve(server, args)``, which serves the agent at the root of the
 chosen framework: a plain ASGI app under uvicorn for ``--adapter starlette``, an aiohttp
@@ -55,6 +56,13 @@ def parse_args(
         "--redis-prefix", default="a2a:", help="key prefix in Redis (default: a2a:)"
     )
     parser.add_argument(
+        "--sql",
+        metavar="URL",
+        help="keep tasks, events and webhooks in this database, so that they survive a "
+        "restart (sqlite+aiosqlite:///tasks.db, postgresql+asyncpg://..., "
+        "mysql+asyncmy://...; one server per database: see docs/storage.md)",
+    )
+    parser.add_argument(
         "--signing-key",
         metavar="PEM",
         help="sign the agent card with this private key file (EC, RSA or Ed25519 PEM) and "
@@ -74,7 +82,13 @@ def public_url(args: argparse.Namespace) -> str:
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The A2AServer options of the chosen backend: none (in memory), or Redis."""
+    """The A2AServer options of the chosen backend: none (in memory), Redis or SQL."""
+    if args.redis and args.sql:
+        raise SystemExit("choose one backend: --redis or --sql")
+    if args.sql:
+        from a2a_sql import SqlBackend
+
+        return {"backend": SqlBackend(args.sql)}
     if not args.redis:
         return {}
     from a2a_redis import RedisBackend

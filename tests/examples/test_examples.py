@@ -461,3 +461,41 @@ def test_signing_key_signs_the_card_and_serves_its_jwks(tmp_path: Path, adapter:
     card = verify_agent_card(body, {jwk["kid"]: key.public_key()})
     assert card.name == "Echo"
     assert verify_agent_card(body, {jwk["kid"]: jwk}) == card
+
+
+def test_sql_keeps_a_conversation_across_a_restart(tmp_path: Path, adapter: str) -> None:
+    """``--sql URL`` (SQLite here): the multi-turn example asks, is stopped and started
+    again on the same database, and the answer continues the same task."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'tasks.db'}"
+
+    def send(base: str, text: str, task_id: str = "") -> dict[str, Any]:
+        message: dict[str, Any] = {
+            "messageId": uuid.uuid4().hex,
+            "role": "ROLE_USER",
+            "parts": [{"text": text}],
+        }
+        if task_id:
+            message["taskId"] = task_id
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        reply = httpx.post(base + "/", json=body, headers={"A2A-Version": "1.0"}, timeout=10)
+        task: dict[str, Any] = reply.json()["result"]["task"]
+        return task
+
+    first = Server("multi_turn", adapter, tmp_path / "first.log", "--sql", url)
+    try:
+        first.wait_ready(time.monotonic() + 60)
+        asked = send(first.url, "hi")
+    finally:
+        first.stop()
+        first.wait_stopped()
+    again = Server("multi_turn", adapter, tmp_path / "again.log", "--sql", url)
+    try:
+        again.wait_ready(time.monotonic() + 60)
+        done = send(again.url, "Ada", asked["id"])
+    finally:
+        again.stop()
+        again.wait_stopped()
+    assert asked["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert done["id"] == asked["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][0]["parts"][0]["text"] == "Nice to meet you, Ada!"
