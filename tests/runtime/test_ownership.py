@@ -130,10 +130,10 @@ async def test_anonymous_callers_share_one_owner() -> None:
         got = await other.result("GetTask", {"id": task["id"]})
         listed = await other.result("ListTasks", {})
         followed = await other.result("SendMessage", send_params(task_id=task["id"], mid="m2"))
+        stored = await server.backend.store.get(task["id"])
     assert got["id"] == task["id"] and listed["totalSize"] == 1
     assert followed["task"]["id"] == task["id"]
-    stored_owner = ANONYMOUS_OWNER
-    assert stored_owner == ""
+    assert stored is not None and stored.owner == ANONYMOUS_OWNER
 
 
 async def test_the_stored_task_records_its_owner_and_tenant() -> None:
