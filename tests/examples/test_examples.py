@@ -53,12 +53,15 @@ class Server:
         extra += more
         if name == "streaming":
             extra += ["--style", STREAMING_STYLE[adapter]]
+        self.command = [sys.executable, str(EXAMPLES / script), "--adapter", adapter, *extra]
+        self.log = log
+        self._start()
+
+    def _start(self) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [sys.executable, str(EXAMPLES / script), "--adapter", adapter]
-        command += ["--host", "127.0.0.1", "--port", str(self.port), *extra]
-        with log.open("wb") as out:
+        command = [*self.command, "--host", "127.0.0.1", "--port", str(self.port)]
+        with self.log.open("wb") as out:
             self.process = subprocess.Popen(
                 command,
                 cwd=EXAMPLES.parent,
@@ -67,8 +70,15 @@ class Server:
             )
 
     def wait_ready(self, deadline: float) -> None:
+        retries = 3
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                # The free port was taken by another process before this one bound it:
+                # start again on another (any other exit is a failure, reported below).
+                if retries and "address already in use" in self.log.read_text(errors="replace"):
+                    retries -= 1
+                    self._start()
+                    continue
                 break
             try:
                 if httpx.get(self.url + CARD_PATH, timeout=1).status_code == 200:
