@@ -5,8 +5,8 @@
     server = A2AServer(agent, card=card, backend=SqlBackend("postgresql+asyncpg://db/agents"))
 
 Tasks (ProtoJSON in a JSON column, with indexed columns for ListTasks), their event logs
-(written in the same transaction as the task) and webhook configs, on SQLAlchemy 2's
-asyncio Core; the schema ships as Alembic migrations (``python -m a2a_sql upgrade URL``).
+(written in the same transaction as the task), webhook configs and a durable push queue
+(jobs queued with their event, delivered at least once), on SQLAlchemy 2's asyncio Core; the schema ships as Alembic migrations (``python -m a2a_sql upgrade URL``).
 One server process per database and prefix for now. See ``docs/storage.md``.
 """
 
@@ -15,15 +15,19 @@ from .backend import RESTART_TEXT, SqlBackend
 from .events import SqlEventLog
 from .migrate import SchemaError, check_schema, head_revision, upgrade
 from .push import SqlPushConfigStore
+from .push_queue import PushQueueSettings, SqlPushQueue, SqlPushWorker
 from .store import SqlTaskStore
 
 __all__ = [
     "KEY_LENGTH",
     "RESTART_TEXT",
+    "PushQueueSettings",
     "SchemaError",
     "SqlBackend",
     "SqlEventLog",
     "SqlPushConfigStore",
+    "SqlPushQueue",
+    "SqlPushWorker",
     "SqlTaskStore",
     "Tables",
     "check_schema",

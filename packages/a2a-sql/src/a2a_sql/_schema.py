@@ -4,7 +4,10 @@ Bounds: ``tasks`` holds every task until the sweep drops it ``task_ttl`` seconds
 finished (open tasks are bounded by the server's admission and ``TaskLimits``, not here);
 ``events`` and ``logs`` hold a task's log until its task is dropped (a log without a task,
 ``log_retention`` seconds after it closed); ``push_configs`` at most
-``max_configs_per_task`` rows per task, dropped with the task; ``meta`` a few rows.
+``max_configs_per_task`` rows per task, dropped with the task; ``push_jobs`` (the durable
+push queue, `a2a_sql.push`) at most ``max_jobs_per_task`` rows per task and about
+``max_jobs`` in all, each job's task copy at most ``max_job_bytes``, dropped with the task;
+``meta`` a few rows.
 
 Columns that hold ids (task, context, tenant, owner) are `Key`s: at most 255 bytes, and
 compared by code point on every database (PostgreSQL's ``"C"`` collation, MySQL's
@@ -31,10 +34,15 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["KEY_LENGTH", "Document", "Key", "Tables"]
+__all__ = ["JOB_ID", "KEY_LENGTH", "Document", "Key", "Tables"]
 
 #: The longest id (task, context, tenant, owner) the tables take, in bytes of UTF-8.
 KEY_LENGTH: Final = 255
+
+
+#: A push job's id: a 64-bit integer given by the database (on SQLite an ``INTEGER``
+#: primary key, the only kind it numbers by itself).
+JOB_ID: Final = BigInteger().with_variant(Integer(), "sqlite")
 
 
 def _is_mysql(dialect: Dialect) -> bool:
@@ -128,6 +136,25 @@ class Tables:
             Column("legacy_v0_3", Boolean, nullable=False),
             Column("body", Document, nullable=False),
         )
+        # One row per (event, webhook) not delivered yet: the event is the row of `events`
+        # at (task_id, seq), the webhook the row of `push_configs` at (task_id, config_id),
+        # both read at delivery (no secret is copied here); `task_body` is the task as it
+        # stood after the event, for v0.3 webhooks only (their body).
+        self.push_jobs = Table(
+            f"{p}push_jobs",
+            metadata,
+            Column("id", JOB_ID, primary_key=True, autoincrement=True),
+            Column("task_id", Key, nullable=False),
+            Column("seq", Integer, nullable=False),
+            Column("config_id", Key, nullable=False),
+            Column("task_body", Document, nullable=True),
+            Column("attempts", Integer, nullable=False),
+            Column("due_us", BigInteger, nullable=False),
+            Column("claim", String(32), nullable=True),
+            Column("claimed_until", BigInteger, nullable=True),
+            Column("queued_us", BigInteger, nullable=False),
+            Column("last_error", String(255), nullable=True),
+        )
         self.meta = Table(
             f"{p}meta",
             metadata,
@@ -141,6 +168,10 @@ class Tables:
         for name, columns in INDEXES.items():
             Index(f"{p}{name}", *(t[c] for c in columns))
         Index(f"{p}logs_closed", self.logs.c.closed_us)
+        # 0002: a job's lane (its task and webhook, in seq order), and the claim's scan.
+        j = self.push_jobs.c
+        Index(f"{p}push_jobs_lane", j.task_id, j.config_id, j.seq, unique=True)
+        Index(f"{p}push_jobs_due", j.due_us)
 
 
 #: Index name (after the prefix) -> its columns on ``tasks``.

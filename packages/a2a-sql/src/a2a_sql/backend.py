@@ -9,7 +9,10 @@ asyncio engine and runs, while the server runs, a service that:
   agents died with it) are failed with the status message `RESTART_TEXT`, through the
   server's writer (`A2AServer.fail_task`), so their logs end and clients see why;
 - sweeps expired terminal tasks (and orphan closed logs) every ``sweep_interval``;
-- disposes of the engine when the server stops.
+- disposes of the engine when the server stops;
+
+and a second service, the push queue's worker (`a2a_sql.push_queue`): webhook jobs are
+rows queued with their event, delivered at least once, also after a crash.
 
 The restart rule assumes **one server process per database and prefix**: a second
 replica starting would fail the first one's running tasks. Several replicas need leases,
@@ -39,6 +42,7 @@ from ._schema import Tables
 from .events import SqlEventLog
 from .migrate import check_schema
 from .push import SqlPushConfigStore
+from .push_queue import PushQueueSettings, SqlPushQueue
 from .store import SqlTaskStore
 
 __all__ = ["RESTART_TEXT", "SqlBackend"]
@@ -63,7 +67,9 @@ class SqlBackend:
     :param create_schema: create or upgrade the schema at start (``None``: on SQLite only;
         elsewhere run ``python -m a2a_sql upgrade URL`` as a deployment step).
     :param fail_unfinished: apply the restart rule at start.
-    :param push_sender: webhook delivery of your own (``None``: the server's own).
+    :param push_sender: webhook delivery of your own (``None``: the durable queue).
+    :param push_queue: the durable push queue's bounds and timings, and the options of
+        its `WebhookPushSender` (`PushQueueSettings`).
     :param push_secret_keys: Fernet keys, newest first, to keep webhook secrets encrypted.
     :param engine_options: more arguments of ``create_async_engine`` (pool sizes...).
     """
@@ -81,6 +87,7 @@ class SqlBackend:
         create_schema: bool | None = None,
         fail_unfinished: bool = True,
         push_sender: PushSender | None = None,
+        push_queue: PushQueueSettings | None = None,
         push_secret_keys: Sequence[str | bytes] = (),
         engine_options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -102,6 +109,11 @@ class SqlBackend:
             cipher=cipher,
         )
         self._push_sender = push_sender
+        #: The durable push queue (``None`` with a ``push_sender`` of your own).
+        self.push_queue: SqlPushQueue | None = None
+        if push_sender is None:
+            self.push_queue = SqlPushQueue(self.engine, self.tables, self._push_configs, push_queue)
+            self._store.push_queue = self.push_queue
         #: Tasks failed by the restart rule at the last start.
         self.failed_at_start = 0
 
@@ -122,13 +134,15 @@ class SqlBackend:
 
     @property
     def push_sender(self) -> PushSender | None:
-        """``None`` by default: the server runs its in-process `WebhookPushSender`."""
-        return self._push_sender
+        """The durable push queue (`SqlPushQueue`), or the sender given."""
+        return self._push_sender if self.push_queue is None else self.push_queue
 
     @property
     def services(self) -> tuple[Service, ...]:
-        """The backend's work beside the server (`service`)."""
-        return (self.service,)
+        """The backend's work beside the server (`service`), then the push worker."""
+        if self.push_queue is None:
+            return (self.service,)
+        return (self.service, self.push_queue.service)
 
     async def start(self) -> None:
         """Check (or create) the schema; what the service does first."""

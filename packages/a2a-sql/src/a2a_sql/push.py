@@ -5,9 +5,9 @@ position, dialect, the ProtoJSON config), at most ``max_configs_per_task`` per t
 dropped with the task. With a `PushSecretCipher`, a config's token and credentials are kept
 encrypted in the row and decrypted on every read.
 
-Delivery stays in process for now: the backend's ``push_sender`` is ``None``, so the server
-runs its own `WebhookPushSender`, and an event whose webhook had not been called when the
-process died is not delivered after a restart. A durable push queue in SQL is a later step.
+Delivery is the durable queue of `a2a_sql.push_queue`: its jobs name a config by id and
+read it here (:meth:`SqlPushConfigStore.delivery_targets`) when they are delivered, so no
+decrypted secret is ever written to the queue.
 """
 
 from __future__ import annotations
@@ -126,6 +126,12 @@ class SqlPushConfigStore(PushConfigStore):
     async def targets(self, task_id: str) -> list[PushTarget]:
         """Every config of a task with its dialect, for delivery (secrets in clear)."""
         targets = await self._targets(task_id)
+        return targets if self.cipher is None else self.cipher.decrypt_targets(targets)
+
+    async def delivery_targets(self, task_id: str, config_id: str) -> list[PushTarget]:
+        """The one config ``config_id`` of a task, for delivery (secrets in clear); empty if
+        it was deleted, or if no key opens its secrets (logged)."""
+        targets = await self._targets(task_id, config_id)
         return targets if self.cipher is None else self.cipher.decrypt_targets(targets)
 
     async def delete(self, task_id: str, config_id: str) -> None:

@@ -8,7 +8,8 @@ gets `ConcurrentUpdateError`, re-reads and re-applies, as the task writer does).
 
 ``create_logged`` and ``save_logged`` append the event to the task's log (`SqlEventLog`)
 in the same transaction as the write, and a terminal write closes the log there too: after
-a crash, the task and its log never disagree.
+a crash, the task and its log never disagree. ``save_logged`` queues the event's webhook
+jobs there too (``push_queue``, `a2a_sql.push_queue`): no logged event lacks them.
 
 ListTasks is a keyset read: ``WHERE <filters> AND (status_us, id) < cursor ORDER BY
 status_us DESC, id DESC LIMIT page + 1`` on the composite index that starts with the
@@ -24,7 +25,7 @@ drops them, in batches, with their event logs and push configs.
 from __future__ import annotations
 
 import secrets
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 import sqlalchemy as sa
@@ -51,6 +52,9 @@ from a2a_core.types import StreamResponse, Task, TaskState
 from ._common import now_us
 from ._schema import Tables
 from .events import SqlEventLog, encode_event
+
+if TYPE_CHECKING:
+    from .push_queue import SqlPushQueue
 
 __all__ = ["RUNNING_STATES", "SqlTaskStore"]
 
@@ -86,6 +90,8 @@ class SqlTaskStore(TaskStore):
         self.tables = tables
         self.event_log = event_log
         self.ttl = ttl
+        #: Where ``save_logged`` queues each event's webhook jobs (the backend sets it).
+        self.push_queue: SqlPushQueue | None = None
         self._secret: bytes | None = None
 
     # -- writes --------------------------------------------------------------------------
@@ -163,6 +169,8 @@ class SqlTaskStore(TaskStore):
             seq = await log.next_seq(conn, task.id, closing=task.status.state.is_terminal)
             await log.insert(conn, task.id, seq, body)
             stored = await self._update(conn, task, expected_version, seq, row)
+            if self.push_queue is not None:
+                await self.push_queue.enqueue(conn, task, seq)
         log.notify(task.id)
         return stored
 
@@ -221,6 +229,8 @@ class SqlTaskStore(TaskStore):
         await conn.execute(sa.delete(tasks).where(tasks.c.id.in_(task_ids)))
         await self.event_log.delete_logs(conn, task_ids)
         await conn.execute(sa.delete(push).where(push.c.task_id.in_(task_ids)))
+        jobs = self.tables.push_jobs
+        await conn.execute(sa.delete(jobs).where(jobs.c.task_id.in_(task_ids)))
 
     # -- reads ---------------------------------------------------------------------------
 

@@ -9,7 +9,8 @@ in one place:
   default;
 - the **protocols** a backend's parts implement: `TaskStore` (and the optional `ImmediateTaskStore`
   and `LoggedTaskStore`), `EventLog` (and the optional `ImmediateEventLog` and
-  `MeasuredEventLog`), `PushConfigStore`, `PushSender`, with their values (`StoredTask`,
+  `MeasuredEventLog`), `PushConfigStore`, `PushSender` (and the optional
+  `LoggedPushSender`), with their values (`StoredTask`,
   `TaskQuery`, `TaskPage`, `LoggedEvent`, `PushTarget`, `VisibleFilter`);
 - the **errors** they raise, which the runtime expects: `ConcurrentUpdateError` (a write on a
   stale version), `TaskExistsError`, `InvalidPageTokenError`, `EventLogClosedError` (an
@@ -19,7 +20,8 @@ in one place:
   `status_micros`, `NO_TIMESTAMP`), so that every store pages the same way;
 - `Service`, how a backend runs its background work under the server's lifespan, given a
   `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
-  delivery a backend may wrap;
+  delivery a backend may wrap (its `WebhookPushSender.attempt` makes one attempt and says
+  when the next is due, a `PushAttempt`, for a queue that keeps retries durable);
 - `PushSecretCipher` (and `PushSecretError`, `redact_push_config`), to keep the webhooks'
   tokens and credentials encrypted in the backend's storage;
 - the **server operations** a shared backend needs, as methods of `A2AServer`:
@@ -46,8 +48,14 @@ from a2a_core.server.page_tokens import (
     read_token,
     status_micros,
 )
-from a2a_core.server.push import PushConfigLimitError, PushConfigStore, PushSender, PushTarget
-from a2a_core.server.push_delivery import WebhookPushSender
+from a2a_core.server.push import (
+    LoggedPushSender,
+    PushConfigLimitError,
+    PushConfigStore,
+    PushSender,
+    PushTarget,
+)
+from a2a_core.server.push_delivery import PushAttempt, WebhookPushSender
 from a2a_core.server.push_secrets import PushSecretCipher, PushSecretError, redact_push_config
 from a2a_core.server.store import (
     ConcurrentUpdateError,
@@ -74,8 +82,10 @@ __all__ = [
     "InMemoryBackend",
     "InvalidPageTokenError",
     "LoggedEvent",
+    "LoggedPushSender",
     "LoggedTaskStore",
     "MeasuredEventLog",
+    "PushAttempt",
     "PushConfigLimitError",
     "PushConfigStore",
     "PushSecretCipher",

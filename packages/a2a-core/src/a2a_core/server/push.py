@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from a2a_core.types import StreamResponse, Task, TaskPushNotificationConfig
 
-__all__ = ["PushConfigLimitError", "PushConfigStore", "PushSender", "PushTarget"]
+__all__ = [
+    "LoggedPushSender",
+    "PushConfigLimitError",
+    "PushConfigStore",
+    "PushSender",
+    "PushTarget",
+]
 
 
 class PushConfigLimitError(ValueError):
@@ -74,4 +80,21 @@ class PushSender(Protocol):
         v1.0 targets get the event (a StreamResponse) as the body; v0.3 targets get ``task``,
         the task as it stands after the event, in the v0.3 shape.
         """
+        ...
+
+
+@runtime_checkable
+class LoggedPushSender(PushSender, Protocol):
+    """A push sender whose jobs the backend's `LoggedTaskStore` queues itself, in the
+    transaction that logs each event (optional; ``a2a_sql``'s queue is one).
+
+    Handing an event to ``deliver`` after the write cannot promise that a logged event gets
+    its webhook calls: the process may die in between. Queued by the write itself, it can.
+    After a logged write the server then reads no targets and calls `logged` instead of
+    ``deliver``; ``deliver`` is still what it calls when the store is not logged.
+    """
+
+    def logged(self, task: Task, event: StreamResponse) -> None:
+        """The store logged ``event`` of ``task`` and queued its webhook jobs with it:
+        start delivering them (a wake-up; never waits)."""
         ...

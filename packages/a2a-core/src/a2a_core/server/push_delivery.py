@@ -72,6 +72,7 @@ from .webhook_guard import (
 )
 
 __all__ = [
+    "PushAttempt",
     "Resolver",
     "Sleep",
     "WebhookPushSender",
@@ -125,6 +126,20 @@ class _Outcome:
 
 
 _DELIVERED: Final = _Outcome(ok=True, retry=False, reason="delivered")
+
+
+@dataclass(frozen=True, slots=True)
+class PushAttempt:
+    """What one :meth:`WebhookPushSender.attempt` came to, for a queue that keeps each
+    delivery's attempts and retry times itself (``a2a_sql`` does, in its job rows)."""
+
+    delivered: bool
+    """The webhook answered 2xx."""
+    retry_in: float | None
+    """Seconds to wait before the next attempt (the sender's backoff), or ``None``: no
+    attempt follows (delivered, refused, out of attempts, or a status not worth retrying)."""
+    reason: str
+    """Why, in words safe to log (no URL, no secret)."""
 
 
 class WebhookPushSender:
@@ -338,8 +353,33 @@ class WebhookPushSender:
                 self._failed += 1
                 logger.exception("push to %s failed unexpectedly", delivery.hook.origin)
 
+    async def attempt(
+        self, target: PushTarget, event: StreamResponse, task: Task | None, *, attempt: int = 0
+    ) -> PushAttempt:
+        """Make attempt number ``attempt`` (0-based) of delivering one event to one webhook,
+        now, and say what came of it, without sleeping after a failure.
+
+        For a durable queue that schedules retries itself, so that a retry survives a
+        restart (``a2a_sql`` keeps each job's attempt count and due time in its table):
+        ``retry_in`` is this sender's backoff for the next attempt, ``None`` once it would
+        give up. Same body, headers, guard, timeout, final-failure log and counters as
+        :meth:`send`. ``task`` is the body of a v0.3 target (the task as it stood after the
+        event); a v1.0 target needs none.
+        """
+        if self._state != "running":
+            raise RuntimeError("the WebhookPushSender is not running: use `async with sender:`")
+        deliveries = self._prepare([target], event, task)
+        if not deliveries:  # refused or unsendable: counted and logged by _prepare
+            return PushAttempt(delivered=False, retry_in=None, reason="not sendable")
+        try:
+            return await self._try(deliveries[0], attempt)
+        except Exception:
+            self._failed += 1
+            logger.exception("push to %s failed unexpectedly", deliveries[0].hook.origin)
+            return PushAttempt(delivered=False, retry_in=None, reason="unexpected error")
+
     def _prepare(
-        self, targets: list[PushTarget], event: StreamResponse, task: Task
+        self, targets: list[PushTarget], event: StreamResponse, task: Task | None
     ) -> list[_Delivery]:
         """One ready delivery per target that passes the static checks (refusals counted)."""
         deliveries: list[_Delivery] = []
@@ -347,7 +387,7 @@ class WebhookPushSender:
         v0_3_body: bytes | None = None
         for target in targets:
             config = target.config
-            task_id = config.task_id or task.id
+            task_id = config.task_id or (task.id if task is not None else "")
             try:
                 hook = parse_webhook(config.url, self._allow)
             except WebhookUrlRefusedError as exc:
@@ -355,6 +395,14 @@ class WebhookPushSender:
                 logger.warning("push to config %r of task %r refused: %s", config.id, task_id, exc)
                 continue
             if target.legacy_v0_3:
+                if task is None:
+                    self._failed += 1
+                    logger.warning(
+                        "push to config %r of task %r failed: a v0.3 webhook needs the task",
+                        config.id,
+                        task_id,
+                    )
+                    continue
                 if v0_3_body is None:
                     v0_3_body = codec.encode(task_from_v1(task))
                 body, content_type = v0_3_body, _V0_3_CONTENT_TYPE
@@ -437,31 +485,39 @@ class WebhookPushSender:
         del self._lanes[key]
 
     async def _send_one(self, delivery: _Delivery) -> None:
-        """All attempts of one delivery; updates the counters."""
+        """All attempts of one delivery, sleeping between them; updates the counters."""
+        attempt = 0
+        while True:
+            result = await self._try(delivery, attempt)
+            if result.retry_in is None:
+                return
+            await self._sleep(result.retry_in)
+            attempt += 1
+
+    async def _try(self, delivery: _Delivery, attempt: int) -> PushAttempt:
+        """Attempt number ``attempt`` (0-based) of one delivery; updates the counters and
+        logs a final failure (an intermediate one at info level)."""
         hook = delivery.hook
-        outcome = _DELIVERED
-        for attempt in range(self._retries + 1):
-            if attempt:
-                await self._sleep(self._delay(attempt - 1))
-            try:
-                addresses = await self._addresses(hook)
-            except WebhookUrlRefusedError as exc:
-                self._refused += 1
-                logger.warning("push to %s refused: %s", hook.origin, exc)
-                return
-            except OSError as exc:  # the name did not resolve: maybe it will later
-                outcome = _Outcome(ok=False, retry=True, reason=f"lookup failed ({exc})")
-            else:
-                outcome = await self._attempt(delivery, addresses)
-            if outcome.ok:
-                self._delivered += 1
-                logger.debug("push to %s delivered (attempt %d)", hook.origin, attempt + 1)
-                return
-            if not outcome.retry:
-                break
+        try:
+            addresses = await self._addresses(hook)
+        except WebhookUrlRefusedError as exc:
+            self._refused += 1
+            logger.warning("push to %s refused: %s", hook.origin, exc)
+            return PushAttempt(delivered=False, retry_in=None, reason="refused")
+        except OSError as exc:  # the name did not resolve: maybe it will later
+            outcome = _Outcome(ok=False, retry=True, reason=f"lookup failed ({exc})")
+        else:
+            outcome = await self._attempt(delivery, addresses)
+        if outcome.ok:
+            self._delivered += 1
+            logger.debug("push to %s delivered (attempt %d)", hook.origin, attempt + 1)
+            return PushAttempt(delivered=True, retry_in=None, reason=outcome.reason)
+        if outcome.retry and attempt < self._retries:
             logger.info(
                 "push to %s attempt %d failed: %s", hook.origin, attempt + 1, outcome.reason
             )
+            delay = self._delay(attempt)
+            return PushAttempt(delivered=False, retry_in=delay, reason=outcome.reason)
         self._failed += 1
         logger.warning(
             "push to %s failed after %d attempt(s): %s",
@@ -469,6 +525,7 @@ class WebhookPushSender:
             attempt + 1,
             outcome.reason,
         )
+        return PushAttempt(delivered=False, retry_in=None, reason=outcome.reason)
 
     def _delay(self, retry: int) -> float:
         base = min(self._backoff * 2.0**retry, self._max_backoff)

@@ -10,7 +10,9 @@ faster road when they can:
 - a **logged** store (`LoggedTaskStore`) keeps the event log itself and appends an event and
   writes the task in one step (one transaction, one round trip);
 - a push-config store that knows its targets in memory (`InMemoryPushConfigStore`) tells
-  without a wait whether a task has webhooks.
+  without a wait whether a task has webhooks;
+- a **logged push sender** (`LoggedPushSender`) is fed by the logged store, which queues
+  an event's webhook jobs in the transaction that logs it: the server only wakes it.
 
 :class:`Storage` finds these once, when the server is built, hands push delivery the
 events of tasks that have webhooks, and carries the per-task limits (`limits`) every write
@@ -27,7 +29,7 @@ from a2a_core.server.events import EventLog, ImmediateEventLog
 from a2a_core.server.limits import TaskLimits
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.messages import Invocation
-from a2a_core.server.push import PushConfigStore, PushSender
+from a2a_core.server.push import LoggedPushSender, PushConfigStore, PushSender
 from a2a_core.server.store import ImmediateTaskStore, LoggedTaskStore, TaskStore
 from a2a_core.types import StreamResponse, Task
 
@@ -65,6 +67,9 @@ class Storage:
         self.logged_store: LoggedTaskStore | None = None
         if getattr(store, "event_log", None) is events:
             self.logged_store = cast(LoggedTaskStore, store)
+        # Whether push_sender (it may be set later) is a LoggedPushSender fed by that store.
+        self._sender_seen: PushSender | None = None
+        self._sender_logged = False
 
     def immediate(self, task_id: str) -> tuple[ImmediateTaskStore, ImmediateEventLog] | None:
         """The store and log, when a change of this task can be recorded without waiting:
@@ -88,9 +93,19 @@ class Storage:
         )
 
     async def notify_push(self, task: Task, event: StreamResponse) -> None:
-        """Hand an event to push delivery when the task has webhooks."""
-        if self.push_sender is None or self.push_configs is None:
+        """Hand a written event to push delivery when the task has webhooks (only wake a
+        `LoggedPushSender`: the logged write queued its jobs)."""
+        sender = self.push_sender
+        if sender is None or self.push_configs is None:
+            return
+        if sender is not self._sender_seen:
+            self._sender_seen = sender
+            self._sender_logged = self.logged_store is not None and isinstance(
+                sender, LoggedPushSender
+            )
+        if self._sender_logged:
+            cast(LoggedPushSender, sender).logged(task, event)  # the write queued the jobs
             return
         targets = await self.push_configs.targets(task.id)
         if targets:
-            await self.push_sender.deliver(targets, event, task)
+            await sender.deliver(targets, event, task)
