@@ -6,7 +6,8 @@
 
 Tasks (ProtoJSON in a JSON column, with indexed columns for ListTasks), their event logs
 (written in the same transaction as the task), webhook configs and a durable push queue
-(jobs queued with their event, delivered at least once), on SQLAlchemy 2's asyncio Core; the schema ships as Alembic migrations (``python -m a2a_sql upgrade URL``).
+(jobs queued with their event, delivered at least once), on SQLAlchemy 2's asyncio Core;
+the schema ships as Alembic migrations (``python -m a2a_sql upgrade URL``).
 One server process per database and prefix for now. See ``docs/storage.md``.
 """
 
