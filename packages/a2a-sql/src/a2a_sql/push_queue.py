@@ -139,7 +139,8 @@ class SqlPushQueue:
         self.queued = 0
         #: Jobs dropped by this process at a bound (module docstring).
         self.dropped = 0
-        #: Jobs in the table at the last scan (all processes).
+        #: Jobs in the table at the last scan (all processes), and whether that reached
+        #: ``max_jobs`` (new jobs are dropped until a scan finds fewer).
         self.pending = 0
         self.full = False
         self._wake = anyio.Event()
@@ -230,6 +231,18 @@ class SqlPushQueue:
             why,
             self.dropped,
         )
+
+    async def refresh(self) -> int:
+        """Count the jobs in the table (every process's): ``pending``, and the ``max_jobs``
+        bound (``full``). What each scan of the worker does first; returns the count."""
+        jobs = self.tables.push_jobs
+        async with self.engine.connect() as conn:
+            count = int(await conn.scalar(sa.select(sa.func.count()).select_from(jobs)) or 0)
+        full = count >= self.settings.max_jobs
+        if full and not self.full:
+            logger.warning("the push queue holds %d jobs: new jobs are dropped for now", count)
+        self.pending, self.full = count, full
+        return count
 
     # -- the PushSender protocols ------------------------------------------------------------
 
@@ -324,7 +337,7 @@ class SqlPushWorker:
             now = anyio.current_time()
             try:
                 if now >= next_scan:
-                    await self._scan()
+                    await self.queue.refresh()
                     next_scan = now + settings.scan_interval
                 if now >= self._next_due:
                     self._next_due = float("inf")
@@ -344,17 +357,6 @@ class SqlPushWorker:
             wait = min(next_scan, self._next_due) - anyio.current_time()
             with anyio.move_on_after(max(wait, 0.0)):
                 await wake.wait()
-
-    async def _scan(self) -> None:
-        """Count the jobs in the table: the ``max_jobs`` bound."""
-        jobs = self.queue.tables.push_jobs
-        async with self.queue.engine.connect() as conn:
-            count = int(await conn.scalar(sa.select(sa.func.count()).select_from(jobs)) or 0)
-        queue = self.queue
-        full = count >= self.settings.max_jobs
-        if full and not queue.full:
-            logger.warning("the push queue holds %d jobs: new jobs are dropped for now", count)
-        queue.pending, queue.full = count, full
 
     async def _claim(self, limit: int) -> list[_Job]:
         """Take up to ``limit`` due jobs, each the first of its lane, in one transaction."""

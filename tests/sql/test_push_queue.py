@@ -1,0 +1,417 @@
+"""The SQL backend's durable push queue, on each database, against a real webhook receiver
+(aiohttp on 127.0.0.1): every event in order, a webhook that fails then recovers, a job
+pending across ``kill -9`` of its server, two workers on one database, the bounds, and no
+secret in the queue."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import msgspec
+import pytest
+import sqlalchemy as sa
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "redis"))  # the HTTP helpers
+
+from redis_harness import free_port
+from redis_harness import result as http_result
+from redis_harness import send_params as http_send_params
+
+from a2a_core import codec
+from a2a_core.server import A2AServer, PushSecretCipher, TaskContext
+from a2a_core.types import (
+    Artifact,
+    Message,
+    Part,
+    Role,
+    StreamResponse,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskPushNotificationConfig,
+    TaskState,
+    TaskStatus,
+)
+from a2a_sql import PushQueueSettings, SqlBackend, upgrade
+from helpers.a2a_client import Client, make_card, user_message
+
+pytestmark = pytest.mark.anyio
+HERE = Path(__file__).parent
+
+FAST = {"timeout": 2.0, "retries": 3, "backoff": 0.05, "max_backoff": 0.2, "jitter": 0.0}
+
+
+def settings(**options: Any) -> PushQueueSettings:
+    values: dict[str, Any] = {"claim_timeout": 5.0, "scan_interval": 0.2, "webhook": FAST}
+    values.update(options)
+    return PushQueueSettings(**values)
+
+
+class Hook:
+    """A webhook receiver on a port of its own: records what it accepts, answers 503 to
+    the first ``failures`` requests, can be stopped and started again on the same port,
+    and counts requests carrying the same body at the same time (``overlaps``)."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+        self.bodies: list[dict[str, Any]] = []
+        self.refused: list[dict[str, Any]] = []
+        self.tokens: list[str | None] = []
+        self.failures = 0
+        self.delay = 0.0
+        self.overlaps = 0
+        self._active: dict[bytes, int] = {}
+
+    async def handle(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        self._active[raw] = self._active.get(raw, 0) + 1
+        if self._active[raw] > 1:
+            self.overlaps += 1
+        try:
+            if self.delay:
+                await asyncio.sleep(self.delay)
+            if self.failures > 0:
+                self.failures -= 1
+                self.refused.append(json.loads(raw))
+                return web.Response(status=503)
+            self.bodies.append(json.loads(raw))
+            self.tokens.append(request.headers.get("X-A2A-Notification-Token"))
+            return web.Response(status=200)
+        finally:
+            self._active[raw] -= 1
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Hook]:
+        app = web.Application()
+        app.router.add_post("/hook", self.handle)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", self.port).start()
+        try:
+            yield self
+        finally:
+            await runner.cleanup()
+
+
+async def agent(ctx: TaskContext) -> AsyncIterator[str]:
+    """``stream <n>``: n artifact chunks, then completed."""
+    command, _, rest = ctx.text.partition(" ")
+    if command == "stream":
+        for i in range(int(rest)):
+            yield f"chunk{i} "
+
+
+@contextlib.asynccontextmanager
+async def serving(backend: SqlBackend) -> AsyncIterator[Client]:
+    server = A2AServer(
+        agent, card=make_card(push=True), backend=backend, push_allow_hosts=["127.0.0.1/32"]
+    )
+    async with server:
+        yield Client(server)
+
+
+async def make_backend(db_url: str, prefix: str, **options: Any) -> SqlBackend:
+    backend = SqlBackend(db_url, prefix=prefix, **options)
+    await upgrade(backend.engine, prefix)
+    return backend
+
+
+async def send_with_hook(client: Client, text: str, hook: Hook, token: str = "") -> str:
+    webhook: dict[str, Any] = {"url": hook.url}
+    if token:
+        webhook["token"] = token
+    params = {
+        "message": user_message(text, mid=os.urandom(6).hex()),
+        "configuration": {"taskPushNotificationConfig": webhook},
+    }
+    sent = await client.result("SendMessage", params)
+    task_id: str = sent["task"]["id"]
+    return task_id
+
+
+async def pushed_events(backend: SqlBackend, task_id: str) -> list[dict[str, Any]]:
+    """The task's logged events after its first (the webhook is set after the task is
+    created), as the webhook gets them."""
+    logged = await backend.event_log.read(task_id, after=1)
+    return [json.loads(codec.encode(e.event)) for e in logged]
+
+
+async def until(check: Callable[[], bool], timeout: float = 15.0) -> None:
+    with anyio.fail_after(timeout):
+        while not check():
+            await anyio.sleep(0.02)
+
+
+async def job_rows(backend: SqlBackend) -> list[Any]:
+    jobs = backend.tables.push_jobs
+    async with backend.engine.connect() as conn:
+        return list((await conn.execute(sa.select(jobs).order_by(jobs.c.id))).all())
+
+
+async def drained(backend: SqlBackend, timeout: float = 10.0) -> None:
+    """Wait for the push queue's table to be empty (a job goes just after its answer)."""
+    with anyio.fail_after(timeout):
+        while await job_rows(backend):
+            await anyio.sleep(0.05)
+
+
+def task_of(body: dict[str, Any]) -> str:
+    update = body.get("statusUpdate") or body.get("artifactUpdate") or {}
+    task_id: str = update["taskId"]
+    return task_id
+
+
+async def test_every_event_reaches_the_webhook_in_order_without_a_secret_queued(
+    db_url: str, prefix: str
+) -> None:
+    key = PushSecretCipher.generate_key()
+    backend = await make_backend(db_url, prefix, push_queue=settings(), push_secret_keys=[key])
+    async with Hook().running() as hook, serving(backend) as client:
+        first = await send_with_hook(client, "stream 5", hook, token="s3cret-token")
+        second = await send_with_hook(client, "stream 3", hook, token="s3cret-token")
+        expected = {t: await pushed_events(backend, t) for t in (first, second)}
+        total = sum(len(events) for events in expected.values())
+        await until(lambda: len(hook.bodies) >= total)
+        for task_id, events in expected.items():
+            assert [b for b in hook.bodies if task_of(b) == task_id] == events
+            assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert set(hook.tokens) == {"s3cret-token"}
+        await until(lambda: backend.push_queue is not None and backend.push_queue.queued == total)
+        # Delivered jobs leave the table.
+        await drained(backend)
+    # What was queued named the config; its secret stayed encrypted in push_configs only.
+    async with backend.engine.connect() as conn:
+        rows = [
+            row
+            for table in (backend.tables.push_jobs, backend.tables.push_configs)
+            for row in (await conn.execute(sa.select(table))).all()
+        ]
+    dump = " ".join(str(row) for row in rows)
+    assert "push_configs" in str(backend.tables.push_configs.name) and rows
+    assert "s3cret-token" not in dump
+    await backend.engine.dispose()
+
+
+async def test_a_failing_webhook_gets_the_event_once_it_recovers_and_a_dead_one_is_given_up(
+    db_url: str, prefix: str
+) -> None:
+    backend = await make_backend(db_url, prefix, push_queue=settings())
+    async with Hook().running() as hook, serving(backend) as client:
+        hook.failures = 2  # 503, 503, then 200 (the policy allows 3 retries)
+        task_id = await send_with_hook(client, "stream 2", hook)
+        events = await pushed_events(backend, task_id)
+        await until(lambda: len(hook.bodies) >= len(events))
+        assert hook.bodies == events  # in order: nothing overtook the failing one
+        assert hook.refused == [events[0], events[0]]
+        await drained(backend)
+
+        hook.failures = 1000  # never recovers: 4 attempts (1 + 3 retries), then dropped
+        hook.refused.clear()
+        dead = await send_with_hook(client, "stream 1", hook)
+        events = await pushed_events(backend, dead)
+        await until(lambda: len(hook.refused) >= 4 * len(events))
+        await drained(backend)
+        await anyio.sleep(0.3)  # no further attempt comes
+        assert hook.refused == [event for event in events for _ in range(4)]
+    await backend.engine.dispose()
+
+
+class PushServer:
+    """One ``push_server.py`` process."""
+
+    def __init__(self, url: str, prefix: str, log: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [
+            sys.executable, str(HERE / "push_server.py"),
+            "--port", str(self.port), "--url", url, "--prefix", prefix,
+        ]  # fmt: skip
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                if httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"the server did not start:\n{log.read_text()}")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+async def test_a_job_pending_at_kill_9_is_delivered_after_the_restart(
+    db_url: str, prefix: str, tmp_path: Path
+) -> None:
+    await upgrade(db_url, prefix)
+    reader = SqlBackend(db_url, prefix=prefix)  # to look at the tables, runs nothing
+    log = tmp_path / "server.log"
+    hook = Hook()  # not listening yet: every attempt fails, the jobs stay
+    first = PushServer(db_url, prefix, log)
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            params = http_send_params("stream 3")
+            params["configuration"] = {"taskPushNotificationConfig": {"url": hook.url}}
+            sent = await http_result(http, first.url, "SendMessage", params)
+            task_id = sent["task"]["id"]
+            assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            events = await pushed_events(reader, task_id)
+            with anyio.fail_after(10):  # attempted (and failed) at least once
+                while not any(row.attempts for row in await job_rows(reader)):
+                    await anyio.sleep(0.05)
+            first.kill()
+            pending = await job_rows(reader)
+            assert {row.task_id for row in pending} == {task_id}
+            assert len(pending) == len(events)
+
+            async with hook.running():
+                second = PushServer(db_url, prefix, log)
+                try:
+                    await until(lambda: len(hook.bodies) >= len(events), timeout=20)
+                    # At least once, in order (a job claimed at the kill waits out its
+                    # claim, 3 s, and nothing overtakes it).
+                    assert hook.bodies == events
+                    await drained(reader)
+                finally:
+                    second.stop()
+    finally:
+        first.kill()
+        await reader.engine.dispose()
+
+
+async def test_two_workers_on_one_database_never_deliver_a_job_twice_at_once(
+    db_url: str, prefix: str
+) -> None:
+    if db_url.startswith("sqlite"):
+        pytest.skip("SQLite is a single-process backend: one worker per database")
+    options = settings(max_in_flight=2)
+    one = await make_backend(db_url, prefix, push_queue=options)
+    two = await make_backend(db_url, prefix, push_queue=options, fail_unfinished=False)
+    async with Hook().running() as hook, serving(one) as client, serving(two):
+        hook.delay = 0.05  # a wide window for a second delivery of the same job
+        tasks = [await send_with_hook(client, "stream 3", hook) for _ in range(8)]
+        expected = {t: await pushed_events(one, t) for t in tasks}
+        total = sum(len(events) for events in expected.values())
+        await until(lambda: len(hook.bodies) >= total, timeout=30)
+        await anyio.sleep(0.3)  # a duplicate would arrive by now
+        assert hook.overlaps == 0
+        assert len(hook.bodies) == total  # each job once (no process died)
+        for task_id, events in expected.items():
+            assert [b for b in hook.bodies if task_of(b) == task_id] == events
+        assert one.push_queue is not None and two.push_queue is not None
+        workers = [q.worker for q in (one.push_queue, two.push_queue)]
+        assert all(w is not None and w.sender.delivered > 0 for w in workers)
+    await one.engine.dispose()
+    await two.engine.dispose()
+
+
+def _chunk(task_id: str, n: int) -> StreamResponse:
+    return StreamResponse(
+        artifact_update=TaskArtifactUpdateEvent(
+            task_id=task_id,
+            context_id="c",
+            artifact=Artifact(artifact_id=f"a{n}", parts=[Part(text=f"chunk{n}")]),
+        )
+    )
+
+
+async def _logged_task(backend: SqlBackend, task_id: str, history: int = 0) -> Task:
+    task = Task(
+        id=task_id,
+        context_id="c",
+        status=TaskStatus(state=TaskState.WORKING),
+        history=[
+            Message(message_id=f"m{i}", role=Role.USER, parts=[Part(text="x" * 100)])
+            for i in range(history)
+        ],
+    )
+    await backend.store.create_logged(task, StreamResponse(task=task))
+    return task
+
+
+async def _emit(backend: SqlBackend, task: Task, count: int) -> None:
+    stored = await backend.store.get(task.id)
+    assert stored is not None
+    for n in range(count):
+        changed = msgspec.structs.replace(task, metadata={"n": n})
+        stored = await backend.store.save_logged(
+            changed, _chunk(task.id, n), expected_version=stored.version
+        )
+
+
+async def test_the_bounds_drop_jobs_and_count_them(db_url: str, prefix: str) -> None:
+    bounds = settings(max_jobs_per_task=3, max_jobs=5, max_job_bytes=2_000)
+    backend = await make_backend(db_url, prefix, push_queue=bounds)
+    queue = backend.push_queue
+    assert queue is not None
+    configs = backend.push_config_store
+    try:
+        # Per task: the oldest jobs make room for the newest.
+        busy = await _logged_task(backend, "busy")
+        await configs.set(TaskPushNotificationConfig(task_id="busy", url="http://127.0.0.1/h"))
+        await _emit(backend, busy, 5)
+        rows = await job_rows(backend)
+        assert [row.seq for row in rows] == [4, 5, 6]  # events 2..6 were queued
+        assert queue.dropped == 2
+        # In all: once a scan saw max_jobs, new jobs are not queued.
+        other = await _logged_task(backend, "other")
+        await configs.set(TaskPushNotificationConfig(task_id="other", url="http://127.0.0.1/h"))
+        await _emit(backend, other, 2)
+        assert await queue.refresh() == 5 and queue.full
+        await _emit(backend, other, 1)
+        assert len(await job_rows(backend)) == 5
+        assert queue.dropped == 3
+        # In bytes: a v0.3 job keeps a copy of the task; one too large is not queued.
+        async with backend.engine.begin() as conn:
+            await conn.execute(sa.delete(backend.tables.push_jobs))
+        assert await queue.refresh() == 0 and not queue.full
+        big = await _logged_task(backend, "big", history=30)
+        await configs.set(
+            TaskPushNotificationConfig(task_id="big", id="v1", url="http://127.0.0.1/h")
+        )
+        await configs.set(
+            TaskPushNotificationConfig(task_id="big", id="v03", url="http://127.0.0.1/h"),
+            legacy_v0_3=True,
+        )
+        await _emit(backend, big, 1)
+        assert [(row.config_id, row.task_body) for row in await job_rows(backend)] == [("v1", None)]
+        assert queue.dropped == 4
+        # A small task's v0.3 job carries the task as it stood after the event.
+        small = await _logged_task(backend, "small")
+        await configs.set(
+            TaskPushNotificationConfig(task_id="small", url="http://127.0.0.1/h"),
+            legacy_v0_3=True,
+        )
+        await _emit(backend, small, 1)
+        (row,) = [r for r in await job_rows(backend) if r.task_id == "small"]
+        assert codec.decode(row.task_body, Task).metadata == {"n": 0}
+        # Jobs go with their task.
+        await backend.store.delete("small")
+        assert all(r.task_id != "small" for r in await job_rows(backend))
+    finally:
+        await backend.engine.dispose()
