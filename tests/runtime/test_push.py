@@ -603,6 +603,33 @@ async def test_gives_up_after_the_retries() -> None:
 
 
 @pytest.mark.anyio
+async def test_attempt_makes_one_attempt_and_says_when_the_next_is_due() -> None:
+    # For a durable queue that keeps retries itself: the same policy, one attempt a call.
+    sleep = RecordingSleep()
+    async with receiving(script(503, 503, 503, 503, 404)) as rx:
+        async with sender(sleep=sleep, jitter=0) as push:
+            outcomes = [
+                await push.attempt(target(rx.url()), status_event(), None, attempt=n)
+                for n in range(4)
+            ]
+            assert [o.retry_in for o in outcomes] == [0.5, 1.0, 2.0, None]
+            assert [o.delivered for o in outcomes] == [False] * 4
+            assert outcomes[-1].reason == "HTTP 503"
+            not_retried = await push.attempt(target(rx.url()), status_event(), None)
+            assert (not_retried.delivered, not_retried.retry_in) == (False, None)
+            done = await push.attempt(target(rx.url()), status_event(), None, attempt=2)
+            assert (done.delivered, done.retry_in) == (True, None)
+            # A v0.3 webhook's body is the task: without one it cannot be sent.
+            legacy = await push.attempt(target(rx.url(), legacy=True), status_event(), None)
+            assert (legacy.delivered, legacy.retry_in) == (False, None)
+            sent = await push.attempt(target(rx.url(), legacy=True), status_event(), TASK)
+            assert sent.delivered
+        assert (push.delivered, push.failed) == (2, 3)
+    assert sleep.delays == []  # the caller waits, not the sender
+    assert len(rx.requests) == 7
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("status", [408, 429, 500, 502, 503, 504])
 async def test_retryable_statuses(status: int) -> None:
     async with receiving(script(status)) as rx:

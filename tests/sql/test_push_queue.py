@@ -45,6 +45,7 @@ from a2a_core.types import (
     TaskStatus,
 )
 from a2a_sql import PushQueueSettings, SqlBackend, upgrade
+from a2a_sql.push_queue import db_now_us
 from helpers.a2a_client import Client, make_card, user_message
 
 pytestmark = pytest.mark.anyio
@@ -415,3 +416,37 @@ async def test_the_bounds_drop_jobs_and_count_them(db_url: str, prefix: str) -> 
         assert all(r.task_id != "small" for r in await job_rows(backend))
     finally:
         await backend.engine.dispose()
+
+
+async def test_a_job_claimed_by_a_dead_process_is_delivered_once_its_claim_ran_out(
+    db_url: str, prefix: str
+) -> None:
+    backend = await make_backend(db_url, prefix, push_queue=settings(), fail_unfinished=False)
+    jobs = backend.tables.push_jobs
+    now = db_now_us(backend.engine.dialect)
+    async with Hook().running() as hook:
+        # A v0.3 webhook's job, claimed for 2 s by a process that died at once.
+        task = await _logged_task(backend, "legacy")
+        await backend.push_config_store.set(
+            TaskPushNotificationConfig(task_id="legacy", url=hook.url), legacy_v0_3=True
+        )
+        await _emit(backend, task, 1)
+        async with backend.engine.begin() as conn:
+            await conn.execute(
+                sa.update(jobs).values(claim="d" * 32, claimed_until=now + 2_000_000)
+            )
+        async with serving(backend):
+            while True:
+                seen = len(hook.bodies)  # before the claim is read: if it still held then...
+                async with backend.engine.connect() as conn:
+                    valid = await conn.scalar(sa.select(jobs.c.claimed_until > now))
+                if not valid:
+                    break
+                assert seen == 0  # ...nothing was delivered: the claim was not ours
+                await anyio.sleep(0.05)
+            await until(lambda: len(hook.bodies) == 1)
+            await drained(backend)
+    (body,) = hook.bodies
+    assert body["kind"] == "task"  # the v0.3 Task as it stood after the event
+    assert body["id"] == "legacy" and body["metadata"] == {"n": 0}
+    await backend.engine.dispose()
