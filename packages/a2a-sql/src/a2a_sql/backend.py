@@ -179,8 +179,11 @@ class SqlBackend:
         while True:
             await anyio.sleep(self.sweep_interval)
             try:
-                await self._store.sweep(self.sweep_batch)
-                await self._event_log.sweep(self.sweep_batch)
+                # Shielded: a call cancelled mid-way (the server stopping) leaves an
+                # aiosqlite connection whose close may never finish.
+                with anyio.CancelScope(shield=True):
+                    await self._store.sweep(self.sweep_batch)
+                    await self._event_log.sweep(self.sweep_batch)
             except Exception:
                 logger.exception("sweeping expired tasks failed")
 

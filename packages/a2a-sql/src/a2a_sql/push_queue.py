@@ -70,6 +70,12 @@ __all__ = ["PushQueueSettings", "SqlPushQueue", "SqlPushWorker", "db_now_us"]
 logger = logging.getLogger("a2a_sql.push")
 
 _MiB: Final = 1 << 20
+
+# A note on shields: every database call of the worker is shielded from cancellation (a
+# stopping server, a claim's deadline): one cancelled mid-call leaves its connection to be
+# terminated, which aiosqlite may never finish (the event loop then hangs at its close).
+# The calls are short.
+
 #: Seconds before a claim's deadline at which a running attempt is cancelled (the local
 #: clock runs from before the claim was written, so this is on the safe side).
 _CLAIM_MARGIN: Final = 1.0
@@ -337,13 +343,15 @@ class SqlPushWorker:
             now = anyio.current_time()
             try:
                 if now >= next_scan:
-                    await self.queue.refresh()
+                    with anyio.CancelScope(shield=True):  # see the note on shields
+                        await self.queue.refresh()
                     next_scan = now + settings.scan_interval
                 if now >= self._next_due:
                     self._next_due = float("inf")
                 room = settings.max_in_flight - len(self._in_flight)
                 if room > 0:
-                    claimed = await self._claim(room)
+                    with anyio.CancelScope(shield=True):  # and no claim is lost
+                        claimed = await self._claim(room)
                     assert self._group is not None
                     for job in claimed:
                         self._in_flight[job.id] = job
@@ -423,7 +431,8 @@ class SqlPushWorker:
                     job.task_id,
                 )
                 outcome = PushAttempt(delivered=False, retry_in=0.0, reason="claim ran out")
-            await self._finish(job, outcome)
+            with anyio.CancelScope(shield=True):  # bounded by the claim's deadline
+                await self._finish(job, outcome)
         except Exception:
             logger.exception("push job %d (task %s) failed unexpectedly", job.id, job.task_id)
         # Not reached when cancelled: the claim is then given back by `run`.
@@ -433,13 +442,14 @@ class SqlPushWorker:
     async def _attempt(self, job: _Job) -> PushAttempt:
         queue = self.queue
         events = queue.tables.events
-        async with queue.engine.connect() as conn:
-            event_body = await conn.scalar(
-                sa.select(events.c.body).where(
-                    events.c.task_id == job.task_id, events.c.seq == job.seq
+        with anyio.CancelScope(shield=True):
+            async with queue.engine.connect() as conn:
+                event_body = await conn.scalar(
+                    sa.select(events.c.body).where(
+                        events.c.task_id == job.task_id, events.c.seq == job.seq
+                    )
                 )
-            )
-        targets = await queue.configs.delivery_targets(job.task_id, job.config_id)
+            targets = await queue.configs.delivery_targets(job.task_id, job.config_id)
         if event_body is None or not targets:
             why = "its webhook was deleted" if event_body is not None else "its event is gone"
             logger.info("push job %d (task %s) dropped: %s", job.id, job.task_id, why)
