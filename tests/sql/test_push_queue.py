@@ -436,7 +436,9 @@ async def test_a_job_claimed_by_a_dead_process_is_delivered_once_its_claim_ran_o
                 sa.update(jobs).values(claim="d" * 32, claimed_until=now + 2_000_000)
             )
         async with serving(backend):
-            while True:
+            # On SQLite (one process per database) the claim is released when the server
+            # starts; elsewhere it holds until its deadline, on the database's clock.
+            while not db_url.startswith("sqlite"):
                 seen = len(hook.bodies)  # before the claim is read: if it still held then...
                 async with backend.engine.connect() as conn:
                     valid = await conn.scalar(sa.select(jobs.c.claimed_until > now))

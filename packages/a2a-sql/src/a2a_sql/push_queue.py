@@ -21,8 +21,9 @@ the process died is delivered after a restart (or by another process on the data
   backoff) and then deletes the job (2xx, or given up per the sender's retry policy:
   logged) or puts it back due after the sender's backoff, one attempt counted. Both only
   while the claim is still its own. A job whose worker died is claimed again once its
-  deadline passed; an attempt still running near its deadline is cancelled first, so two
-  workers never deliver one job at the same time.
+  deadline passed (on SQLite, one process, at once when the server starts again); an
+  attempt still running near its deadline is cancelled first, so two workers never
+  deliver one job at the same time.
 - **In order, per webhook of a task.** A job is claimable only when no job of the same
   task and webhook with a lower seq is left: a receiver gets a task's events in seq order,
   one at a time; a dead webhook holds back no other.
@@ -238,6 +239,20 @@ class SqlPushQueue:
             self.dropped,
         )
 
+    async def release_claims(self) -> int:
+        """Make every claimed job claimable again at once; returns how many. Run at start on
+        SQLite, one process per database: a claim found then is a dead run's."""
+        jobs = self.tables.push_jobs
+        async with self.engine.begin() as conn:
+            done = await conn.execute(
+                sa.update(jobs)
+                .where(jobs.c.claim.is_not(None))
+                .values(claim=None, claimed_until=None)
+            )
+        if done.rowcount:
+            logger.info("released %d push job(s) claimed by the previous run", done.rowcount)
+        return int(done.rowcount)
+
     async def refresh(self) -> int:
         """Count the jobs in the table (every process's): ``pending``, and the ``max_jobs``
         bound (``full``). What each scan of the worker does first; returns the count."""
@@ -263,6 +278,11 @@ class SqlPushQueue:
         """Have the worker look for claimable jobs now."""
         self._wake.set()
 
+    def rearm(self) -> anyio.Event:
+        """A fresh event for the next `wake` (the worker's, before each look)."""
+        self._wake = anyio.Event()
+        return self._wake
+
     async def deliver(self, targets: list[PushTarget], event: StreamResponse, task: Task) -> None:
         """Not used with the backend's own store, whose logged writes queue the jobs; a
         store that is not `SqlTaskStore` cannot feed this queue (counted, logged)."""
@@ -285,6 +305,8 @@ class SqlPushQueue:
             allow_private=server.push_allow_private,
             **options,
         )
+        if self.engine.dialect.name == "sqlite":
+            await self.release_claims()
         async with sender, anyio.create_task_group() as group:
             worker = SqlPushWorker(self, sender)
             await group.start(worker.run)
@@ -339,7 +361,7 @@ class SqlPushWorker:
         next_scan = 0.0
         delay = 0.05
         while True:
-            queue._wake = wake = anyio.Event()  # before reading: a later enqueue sets it
+            wake = queue.rearm()  # before reading: a later enqueue sets it
             now = anyio.current_time()
             try:
                 if now >= next_scan:
