@@ -153,6 +153,8 @@ class SqlBackend:
         """Run the backend beside ``server`` (see the module docstring)."""
         try:
             await self.start()
+            if self.push_queue is not None:  # before the restart rule writes events
+                self.push_queue.enabled = server.push_enabled
             if self.fail_unfinished:
                 await self._fail_unfinished(server)
             async with anyio.create_task_group() as group:
