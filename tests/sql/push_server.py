@@ -2,7 +2,8 @@
 
     python tests/sql/push_server.py --port 8001 --url sqlite+aiosqlite:///x.db --prefix t_
 
-The agent: ``stream <n>`` answers with ``n`` artifact chunks, then completes. Webhooks on
+The agent: ``stream <n> [<delay>]`` answers with ``n`` artifact chunks (``delay`` seconds
+apart), then completes. Webhooks on
 127.0.0.1 are allowed; a failed attempt is retried every few tenths of a second for long
 (a receiver that is down keeps its jobs pending), and a claim lasts 3 s.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import AsyncIterator
+
+import anyio
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
@@ -27,7 +30,10 @@ async def agent(ctx: TaskContext) -> AsyncIterator[str]:
     """See the module docstring."""
     command, _, rest = ctx.text.partition(" ")
     if command == "stream":
-        for i in range(int(rest)):
+        count, _, delay = rest.partition(" ")
+        for i in range(int(count)):
+            if delay:
+                await anyio.sleep(float(delay))
             yield f"chunk{i} "
 
 

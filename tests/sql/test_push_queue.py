@@ -26,7 +26,7 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "redis"))  # the HTTP helpers
 
-from redis_harness import free_port
+from redis_harness import Sse, free_port
 from redis_harness import result as http_result
 from redis_harness import send_params as http_send_params
 
@@ -297,6 +297,58 @@ async def test_a_job_pending_at_kill_9_is_delivered_after_the_restart(
                     # At least once, in order (a job claimed at the kill waits out its
                     # claim, 3 s, and nothing overtakes it).
                     assert hook.bodies == events
+                    await drained(reader)
+                finally:
+                    second.stop()
+    finally:
+        first.kill()
+        await reader.engine.dispose()
+
+
+async def test_every_event_a_client_saw_before_kill_9_reaches_the_webhook(
+    db_url: str, prefix: str, tmp_path: Path
+) -> None:
+    """Killed mid-stream with the receiver down: after the restart (whose restart rule
+    fails the task), the webhook gets every event of the log, in order, among them every
+    event the client was streamed before the kill."""
+    await upgrade(db_url, prefix)
+    reader = SqlBackend(db_url, prefix=prefix)
+    log = tmp_path / "server.log"
+    hook = Hook()  # down until after the kill
+    first = PushServer(db_url, prefix, log)
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            params = http_send_params("stream 200 0.01")
+            params["configuration"] = {"taskPushNotificationConfig": {"url": hook.url}}
+            seen: list[dict[str, Any]] = []
+            async with Sse(http, first.url, "SendStreamingMessage", params) as stream:
+                while len(seen) < 12:
+                    frame = await stream.next()
+                    assert frame is not None
+                    seen.append(frame[1]["result"])
+                first.kill()  # mid-stream: the agent and the worker die with it
+            task_id = seen[0]["task"]["id"]
+            streamed = seen[1:]  # the first frame is the task (no webhook yet)
+
+            async with hook.running():
+                second = PushServer(db_url, prefix, log)
+                try:
+
+                    def finished() -> bool:
+                        return any(
+                            b.get("statusUpdate", {}).get("status", {}).get("state")
+                            == "TASK_STATE_FAILED"
+                            for b in hook.bodies
+                        )
+
+                    await until(finished, timeout=30)
+                    events = await pushed_events(reader, task_id)
+                    await until(lambda: len(hook.bodies) >= len(events))
+                    # At least once: a job delivered twice (none here: the receiver was
+                    # down) would repeat in place, so the order is that of the log.
+                    delivered = [b for i, b in enumerate(hook.bodies) if b not in hook.bodies[:i]]
+                    assert delivered == events
+                    assert streamed == events[: len(streamed)]
                     await drained(reader)
                 finally:
                     second.stop()
