@@ -32,6 +32,7 @@ from redis_harness import send_params as http_send_params
 
 from a2a_core import codec
 from a2a_core.server import A2AServer, PushSecretCipher, TaskContext
+from a2a_core.server.backends import ConcurrentUpdateError, EventLogClosedError
 from a2a_core.types import (
     Artifact,
     Message,
@@ -43,6 +44,7 @@ from a2a_core.types import (
     TaskPushNotificationConfig,
     TaskState,
     TaskStatus,
+    TaskStatusUpdateEvent,
 )
 from a2a_sql import PushQueueSettings, SqlBackend, upgrade
 from a2a_sql.push_queue import db_now_us
@@ -393,6 +395,14 @@ def _chunk(task_id: str, n: int) -> StreamResponse:
     )
 
 
+def _status(state: TaskState) -> StreamResponse:
+    return StreamResponse(
+        status_update=TaskStatusUpdateEvent(
+            task_id="t", context_id="c", status=TaskStatus(state=state)
+        )
+    )
+
+
 async def _logged_task(backend: SqlBackend, task_id: str, history: int = 0) -> Task:
     task = Task(
         id=task_id,
@@ -504,3 +514,41 @@ async def test_a_job_claimed_by_a_dead_process_is_delivered_once_its_claim_ran_o
     assert body["kind"] == "task"  # the v0.3 Task as it stood after the event
     assert body["id"] == "legacy" and body["metadata"] == {"n": 0}
     await backend.engine.dispose()
+
+
+async def test_jobs_are_written_with_their_event_or_not_at_all(db_url: str, prefix: str) -> None:
+    backend = await make_backend(db_url, prefix, push_queue=settings())
+    try:
+        task = await _logged_task(backend, "t")
+        await backend.push_config_store.set(
+            TaskPushNotificationConfig(task_id="t", id="a", url="http://127.0.0.1/a")
+        )
+        await backend.push_config_store.set(
+            TaskPushNotificationConfig(task_id="t", id="b", url="http://127.0.0.1/b")
+        )
+        await _emit(backend, task, 2)
+        logged = [e.seq for e in await backend.event_log.read("t", after=1)]
+        rows = await job_rows(backend)
+        assert sorted((row.seq, row.config_id) for row in rows) == [
+            (seq, c) for seq in logged for c in ("a", "b")
+        ]
+        # A write that loses its race logs no event, and queues no job.
+        stored = await backend.store.get("t")
+        assert stored is not None
+        with pytest.raises(ConcurrentUpdateError):
+            await backend.store.save_logged(
+                task, _chunk("t", 9), expected_version=stored.version - 1
+            )
+        # Nor does a write to a finished task's closed log.
+        done = msgspec.structs.replace(task, status=TaskStatus(state=TaskState.COMPLETED))
+        await backend.store.save_logged(
+            done, _status(TaskState.COMPLETED), expected_version=stored.version
+        )
+        with pytest.raises(EventLogClosedError):
+            await backend.store.save_logged(
+                task, _chunk("t", 10), expected_version=stored.version + 1
+            )
+        logged = [e.seq for e in await backend.event_log.read("t", after=1)]
+        assert sorted({row.seq for row in await job_rows(backend)}) == logged
+    finally:
+        await backend.engine.dispose()
