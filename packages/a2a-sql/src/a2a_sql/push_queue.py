@@ -379,8 +379,11 @@ class SqlPushWorker:
                         self._in_flight[job.id] = job
                         self._group.start_soon(self._deliver, job)
                 delay = 0.05
-            except (SQLAlchemyError, OSError) as exc:
-                logger.warning("push worker: the database failed (%s); trying again", exc)
+            except Exception as exc:  # a bug must not stop the server: log, go on
+                if isinstance(exc, SQLAlchemyError | OSError):
+                    logger.warning("push worker: the database failed (%s); trying again", exc)
+                else:
+                    logger.exception("push worker: unexpected error; trying again")
                 await anyio.sleep(delay)
                 delay = min(delay * 2, settings.scan_interval)
                 continue
