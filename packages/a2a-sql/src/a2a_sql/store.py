@@ -169,16 +169,19 @@ class SqlTaskStore(TaskStore):
             seq = await log.next_seq(conn, task.id, closing=task.status.state.is_terminal)
             await log.insert(conn, task.id, seq, body)
             stored = await self._update(conn, task, expected_version, seq, row)
-            if self.push_queue is not None:
+            if self.push_queue is not None and row.has_push:
                 await self.push_queue.enqueue(conn, task, seq)
         log.notify(task.id)
         return stored
 
     async def _lock(self, conn: AsyncConnection, task_id: str, expected: int) -> Any:
-        tasks = self.tables.tasks
+        tasks, push = self.tables.tasks, self.tables.push_configs
+        # Whether the task has webhooks comes with the lock: a task without any (most)
+        # costs its logged writes no query of the push queue.
+        has_push = sa.exists().where(push.c.task_id == tasks.c.id).label("has_push")
         row = (
             await conn.execute(
-                sa.select(tasks.c.version, tasks.c.tenant, tasks.c.owner)
+                sa.select(tasks.c.version, tasks.c.tenant, tasks.c.owner, has_push)
                 .where(tasks.c.id == task_id)
                 .with_for_update()
             )
