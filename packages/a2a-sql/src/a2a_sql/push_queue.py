@@ -125,6 +125,22 @@ def db_now_us(dialect: sa.Dialect) -> sa.ColumnElement[int]:
     return sa.literal_column(sql, sa.BigInteger())
 
 
+def _check_skip_locked(dialect: sa.Dialect) -> None:
+    """Refuse a MySQL or MariaDB without ``SKIP LOCKED`` (the claim needs it) at start,
+    rather than a worker failing every claim. (The engine has connected by now.)"""
+    if dialect.name not in ("mysql", "mariadb") or dialect.server_version_info is None:
+        return
+    mariadb = bool(getattr(dialect, "is_mariadb", False))
+    needed = (10, 6) if mariadb else (8, 0)
+    if tuple(dialect.server_version_info[:2]) < needed:
+        name = "MariaDB" if mariadb else "MySQL"
+        raise RuntimeError(
+            f"the SQL push queue needs {name} {needed[0]}.{needed[1]} or newer "
+            "(SELECT ... FOR UPDATE SKIP LOCKED); give the backend a push_sender of your own "
+            "to run on an older one"
+        )
+
+
 class SqlPushQueue:
     """The backend's push sender: jobs queued by the store's logged writes (module
     docstring), delivered by a :class:`SqlPushWorker` (:meth:`service` runs one)."""
@@ -305,6 +321,7 @@ class SqlPushQueue:
             allow_private=server.push_allow_private,
             **options,
         )
+        _check_skip_locked(self.engine.dialect)
         if self.engine.dialect.name == "sqlite":
             await self.release_claims()
         async with sender, anyio.create_task_group() as group:
