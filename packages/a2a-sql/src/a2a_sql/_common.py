@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 import time
-from typing import Any
+from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-__all__ = ["make_engine", "now_us"]
+from a2a_core.server.backends import OutageLog
+
+from ._faults import watch_faults
+
+__all__ = ["CONNECT_TIMEOUT", "logger", "make_engine", "now_us"]
+
+logger: Final = logging.getLogger("a2a_sql")
+
+#: Seconds a connection attempt may take (asyncpg's own default is 60: a request would
+#: hang that long on a database host that does not answer).
+CONNECT_TIMEOUT: Final = 10.0
 
 
 def now_us() -> int:
@@ -31,8 +42,13 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-def make_engine(url: str | sa.URL, **options: Any) -> AsyncEngine:
-    """The engine of a backend: documents pass as ProtoJSON text, unparsed (`Document`).
+def make_engine(
+    url: str | sa.URL, *, outages: OutageLog | None = None, **options: Any
+) -> AsyncEngine:
+    """The engine of a backend: documents pass as ProtoJSON text, unparsed (`Document`);
+    connection failures raise `BackendUnavailableError`, logged once per outage in
+    ``outages`` (see `watch_faults`); connections are pinged before use, so that the pool
+    recovers from a database restart by itself.
 
     SQLite gets one connection (``pool_size=1``): its writers take turns anyway, and one
     connection means the read-then-write of a transaction never races another in process.
@@ -45,7 +61,12 @@ def make_engine(url: str | sa.URL, **options: Any) -> AsyncEngine:
         options.setdefault("max_overflow", 0)
     else:
         options.setdefault("pool_pre_ping", True)
+    if url.get_driver_name() == "asyncpg":
+        connect_args = dict(options.get("connect_args") or {})
+        connect_args.setdefault("timeout", CONNECT_TIMEOUT)
+        options["connect_args"] = connect_args
     engine = create_async_engine(url, **options)
     if url.get_backend_name() == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    watch_faults(engine, outages or OutageLog(logger, "the database"))
     return engine

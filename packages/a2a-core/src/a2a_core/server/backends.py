@@ -14,7 +14,9 @@ in one place:
 - the **errors** they raise, which the runtime expects: `ConcurrentUpdateError` (a write on a
   stale version), `TaskExistsError`, `InvalidPageTokenError`, `EventLogClosedError` (an
   append after the task finished: an expected race with a shared backend),
-  `PushConfigLimitError`;
+  `PushConfigLimitError`; and `BackendUnavailableError`, what a backend raises when its
+  store cannot be reached (-32603 "Task store unavailable", 503 on REST), with `OutageLog`
+  to log each outage once rather than each failed request;
 - the **page tokens** of ListTasks (`make_token`, `read_token`, `query_scope`,
   `status_micros`, `NO_TIMESTAMP`), so that every store pages the same way;
 - `Service`, how a backend runs its background work under the server's lifespan, given a
@@ -39,6 +41,7 @@ from a2a_core.server.events import (
     LoggedEvent,
     MeasuredEventLog,
 )
+from a2a_core.server.outages import BackendUnavailableError, OutageLog
 from a2a_core.server.page_tokens import (
     NO_TIMESTAMP,
     make_token,
@@ -66,6 +69,7 @@ __all__ = [
     "NO_TIMESTAMP",
     "A2AServer",
     "Backend",
+    "BackendUnavailableError",
     "ConcurrentUpdateError",
     "EventLog",
     "EventLogClosedError",
@@ -76,6 +80,7 @@ __all__ = [
     "LoggedEvent",
     "LoggedTaskStore",
     "MeasuredEventLog",
+    "OutageLog",
     "PushConfigLimitError",
     "PushConfigStore",
     "PushSecretCipher",

@@ -1,0 +1,60 @@
+"""The database being unreachable, as the core understands it: `BackendUnavailableError`.
+
+`watch_faults` hooks the engine once, so that every statement of the backend (and of any
+code on the same engine) is covered without a ``try`` around each:
+
+- ``handle_error``: a failure SQLAlchemy sees as a lost connection (the server restarted,
+  ``pg_terminate_backend``, a proxy or the network cut it), or any failure to connect, is
+  raised as `BackendUnavailableError`. SQLAlchemy still invalidates the connection (and,
+  on a disconnect, the pool's older ones), so the next checkout connects afresh: the
+  server recovers by itself once the database is back. A failed pre-ping is left alone:
+  the pool reconnects transparently, and only a failed reconnect is an outage.
+- ``do_connect``: a driver that fails to connect with a plain ``OSError`` or timeout
+  (asyncpg's "connection refused") rather than a DB-API error is answered the same; a
+  connect that succeeds ends the outage in the log.
+
+Other errors (a constraint, a deadlock, a bug) are not outages and pass unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Dialect, ExceptionContext
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from a2a_core.server.backends import OutageLog
+
+__all__ = ["watch_faults"]
+
+#: What a driver raises, outside the DB-API hierarchy, when the server is not there.
+_NETWORK: Final = (OSError, TimeoutError)
+
+
+def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
+    """Translate the engine's connection failures (see the module docstring)."""
+
+    def on_error(ctx: ExceptionContext) -> None:
+        if ctx.is_pre_ping:
+            return
+        original = ctx.original_exception
+        connecting = ctx.connection is None
+        if (
+            ctx.is_disconnect
+            or isinstance(original, _NETWORK)
+            or (connecting and isinstance(ctx.sqlalchemy_exception, sa.exc.DBAPIError))
+        ):
+            raise outages.failed(original, "connecting" if connecting else "running a statement")
+
+    def on_connect(dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
+        try:
+            connection = dialect.connect(*cargs, **cparams)
+        except _NETWORK as exc:
+            raise outages.failed(exc, "connecting") from None
+        outages.recovered()
+        return connection
+
+    event.listen(engine.sync_engine, "handle_error", on_error)
+    event.listen(engine.sync_engine, "do_connect", on_connect)
