@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import Any, Final
 
@@ -10,11 +11,20 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from a2a_core.errors import InvalidParamsError
 from a2a_core.server.backends import OutageLog
 
 from ._faults import watch_faults
+from ._schema import KEY_LENGTH
 
-__all__ = ["CONNECT_TIMEOUT", "logger", "make_engine", "now_us"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "check_document",
+    "check_key",
+    "logger",
+    "make_engine",
+    "now_us",
+]
 
 logger: Final = logging.getLogger("a2a_sql")
 
@@ -70,3 +80,29 @@ def make_engine(
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     watch_faults(engine, outages or OutageLog(logger, "the database"))
     return engine
+
+
+# -- what the tables cannot hold ------------------------------------------------------------
+
+#: A U+0000 in ProtoJSON text: ``\u0000`` after an even run of backslashes (an odd run
+#: would make it the escaped backslash of the literal text ``\u0000``).
+_NUL_ESCAPE: Final = re.compile(r"(?<!\\)(?:\\\\)*\\u0000")
+
+
+def check_key(field: str, value: str) -> None:
+    """Refuse an id the key columns cannot hold (-32602, naming the field)."""
+    if len(value) > KEY_LENGTH // 4 and len(value.encode()) > KEY_LENGTH:
+        raise InvalidParamsError(
+            f"{field} is longer than this server stores ({KEY_LENGTH} bytes of UTF-8)",
+            field_violations=[(field, f"at most {KEY_LENGTH} bytes of UTF-8")],
+        )
+
+
+def check_document(text: str, field: str = "message") -> None:
+    """Refuse a document with a U+0000 in it (-32602): PostgreSQL's JSONB cannot hold
+    one, and every database refuses it alike, so that a client sees one behaviour."""
+    if "\\u0000" in text and _NUL_ESCAPE.search(text) is not None:
+        raise InvalidParamsError(
+            "Text with the character U+0000 cannot be stored",
+            field_violations=[(field, "must not contain U+0000")],
+        )

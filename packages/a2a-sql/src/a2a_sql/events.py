@@ -28,7 +28,7 @@ from a2a_core import codec
 from a2a_core.server.backends import EventLog, EventLogClosedError, LoggedEvent
 from a2a_core.types import StreamResponse
 
-from ._common import now_us
+from ._common import check_document, now_us
 from ._schema import Tables
 
 __all__ = ["SqlEventLog"]
@@ -52,8 +52,10 @@ class _Watch:
 
 
 def encode_event(event: StreamResponse) -> str:
-    """An event as the text of its ``body`` column."""
-    return codec.encode(event).decode()
+    """An event as the text of its ``body`` column (-32602 if no database can hold it)."""
+    body = codec.encode(event).decode()
+    check_document(body, "event")
+    return body
 
 
 class SqlEventLog(EventLog):

@@ -46,9 +46,9 @@ from a2a_core.server.backends import (
     read_token,
     status_micros,
 )
-from a2a_core.types import StreamResponse, Task, TaskState
+from a2a_core.types import Message, StreamResponse, Task, TaskState
 
-from ._common import now_us
+from ._common import check_document, check_key, now_us
 from ._schema import Tables
 from .events import SqlEventLog, encode_event
 
@@ -90,17 +90,30 @@ class SqlTaskStore(TaskStore):
 
     # -- writes --------------------------------------------------------------------------
 
+    def check_message(self, message: Message, *, tenant: str, owner: str) -> None:
+        """Refuse (-32602) a message whose task could not be stored: an id longer than
+        the key columns (`KEY_LENGTH` bytes), or text with U+0000 (see `check_document`).
+        The server asks before the agent runs (``CheckedTaskStore``); the writes check
+        again what the agent adds."""
+        check_key("message.contextId", message.context_id)
+        check_key("message.taskId", message.task_id)
+        check_key("tenant", tenant)
+        check_key("owner", owner)
+        check_document(codec.encode(message).decode())
+
     def _columns(self, task: Task) -> dict[str, Any]:
         state = task.status.state
         expires = None
         if state.is_terminal and self.ttl is not None:
             expires = now_us() + int(self.ttl * 1_000_000)
+        body = codec.encode(task).decode()
+        check_document(body, "task")
         return {
             "context_id": task.context_id,
             "state": state.value,
             "status_us": status_micros(task.status.timestamp),
             "expires_us": expires,
-            "body": codec.encode(task).decode(),
+            "body": body,
         }
 
     async def create(
@@ -117,6 +130,10 @@ class SqlTaskStore(TaskStore):
     async def _insert(
         self, conn: AsyncConnection, task: Task, tenant: str, owner: str, last_seq: int
     ) -> None:
+        check_key("task.id", task.id)
+        check_key("task.contextId", task.context_id)
+        check_key("tenant", tenant)
+        check_key("owner", owner)
         await conn.execute(
             sa.insert(self.tables.tasks).values(
                 id=task.id,

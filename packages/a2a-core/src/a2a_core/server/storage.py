@@ -28,7 +28,12 @@ from a2a_core.server.limits import TaskLimits
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.messages import Invocation
 from a2a_core.server.push import PushConfigStore, PushSender
-from a2a_core.server.store import ImmediateTaskStore, LoggedTaskStore, TaskStore
+from a2a_core.server.store import (
+    CheckedTaskStore,
+    ImmediateTaskStore,
+    LoggedTaskStore,
+    TaskStore,
+)
 from a2a_core.types import StreamResponse, Task
 
 __all__ = ["Storage"]
@@ -60,6 +65,8 @@ class Storage:
         self._immediate: tuple[ImmediateTaskStore, ImmediateEventLog] | None = None
         if isinstance(store, ImmediateTaskStore) and isinstance(events, ImmediateEventLog):
             self._immediate = (store, events)
+        #: What the store cannot hold, when it says (see ``CheckedTaskStore``).
+        self.check_message = store.check_message if isinstance(store, CheckedTaskStore) else None
         #: The store, when it keeps this event log itself: events are then appended and
         #: tasks written in one step (see :class:`~a2a_core.server.store.LoggedTaskStore`).
         self.logged_store: LoggedTaskStore | None = None

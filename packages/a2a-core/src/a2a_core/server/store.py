@@ -17,9 +17,10 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from a2a_core.server.events import EventLog
-from a2a_core.types import StreamResponse, Task, TaskState
+from a2a_core.types import Message, StreamResponse, Task, TaskState
 
 __all__ = [
+    "CheckedTaskStore",
     "ConcurrentUpdateError",
     "ImmediateTaskStore",
     "InvalidPageTokenError",
@@ -161,6 +162,22 @@ class LoggedTaskStore(TaskStore, Protocol):
         """``save`` with ``event`` appended to the task's log in the same step;
         :class:`ConcurrentUpdateError` as ``save`` (nothing is appended), and
         `EventLogClosedError` if the log is closed (as ``EventLog.append``)."""
+        ...
+
+
+@runtime_checkable
+class CheckedTaskStore(TaskStore, Protocol):
+    """A store that cannot hold every value the protocol allows (optional; ``a2a_sql``'s
+    ids have a length limit, PostgreSQL's JSONB no U+0000).
+
+    The server asks it about each message before anything is written or the agent is
+    called, so such a message is refused with -32602 InvalidParams, as every other bad
+    input, rather than failing its task half-way.
+    """
+
+    def check_message(self, message: Message, *, tenant: str, owner: str) -> None:
+        """Raise `~a2a_core.errors.InvalidParamsError` if the task the message starts or
+        continues (its ``contextId`` set) could not be stored."""
         ...
 
 
