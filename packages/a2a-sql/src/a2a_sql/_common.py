@@ -8,8 +8,10 @@ import time
 from typing import Any, Final
 
 import sqlalchemy as sa
-from sqlalchemy import event
+from sqlalchemy import BigInteger, ColumnElement, event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
 
 from a2a_core.errors import InvalidParamsError
 from a2a_core.server.backends import OutageLog
@@ -21,6 +23,8 @@ __all__ = [
     "CONNECT_TIMEOUT",
     "check_document",
     "check_key",
+    "db_now_plus",
+    "db_now_us",
     "logger",
     "make_engine",
     "now_us",
@@ -34,7 +38,8 @@ CONNECT_TIMEOUT: Final = 10.0
 
 
 def now_us() -> int:
-    """Wall-clock time in microseconds (expiry and log retention; one replica's clock)."""
+    """This server's wall-clock time in microseconds (expiry uses the database's own
+    clock instead: `db_now_us`)."""
     return time.time_ns() // 1000
 
 
@@ -106,3 +111,41 @@ def check_document(text: str, field: str = "message") -> None:
             "Text with the character U+0000 cannot be stored",
             field_violations=[(field, "must not contain U+0000")],
         )
+
+
+# -- the database's clock ---------------------------------------------------------------------
+
+
+class db_now_us(FunctionElement[int]):  # noqa: N801 - an SQL function, named as one
+    """The database's clock in microseconds since the epoch, as an SQL expression.
+
+    Expiry (the TTL sweep, log retention) is decided on it rather than on each server's
+    clock: the deadline written and the time it is compared with come from one clock,
+    whichever replica wrote the task and whichever sweeps it, however skewed theirs are.
+    """
+
+    type = BigInteger()
+    inherit_cache = True
+    name = "db_now_us"
+
+
+@compiles(db_now_us)
+def _sqlite_now_us(element: db_now_us, compiler: Any, **kw: Any) -> str:
+    # julianday('now') has millisecond precision: enough for expiry.
+    return "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)"
+
+
+@compiles(db_now_us, "postgresql")
+def _pg_now_us(element: db_now_us, compiler: Any, **kw: Any) -> str:
+    return "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"
+
+
+@compiles(db_now_us, "mysql")
+@compiles(db_now_us, "mariadb")
+def _mysql_now_us(element: db_now_us, compiler: Any, **kw: Any) -> str:
+    return "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"
+
+
+def db_now_plus(seconds: float) -> ColumnElement[int]:
+    """The database's clock ``seconds`` from now, in microseconds (see `db_now_us`)."""
+    return db_now_us() + int(seconds * 1_000_000)

@@ -37,9 +37,11 @@ def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
     """Translate the engine's connection failures (see the module docstring)."""
 
     def on_error(ctx: ExceptionContext) -> None:
-        if ctx.is_pre_ping:
-            return
         original = ctx.original_exception
+        if ctx.is_pre_ping or not isinstance(original, Exception):
+            # A cancellation (SQLAlchemy counts it as a disconnect, to drop the connection
+            # it interrupted) must stay one; a failed pre-ping is the pool's to retry.
+            return
         connecting = ctx.connection is None
         if (
             ctx.is_disconnect

@@ -28,7 +28,7 @@ from a2a_core import codec
 from a2a_core.server.backends import EventLog, EventLogClosedError, LoggedEvent
 from a2a_core.types import StreamResponse
 
-from ._common import check_document, now_us
+from ._common import check_document, db_now_us
 from ._schema import Tables
 
 __all__ = ["SqlEventLog"]
@@ -93,7 +93,7 @@ class SqlEventLog(EventLog):
                 .with_for_update()
             )
         ).first()
-        closed_us = now_us() if closing else None
+        closed_us = db_now_us() if closing else None
         if row is None:
             await conn.execute(
                 sa.insert(logs).values(
@@ -167,7 +167,7 @@ class SqlEventLog(EventLog):
             done = await conn.execute(
                 sa.update(logs)
                 .where(logs.c.task_id == task_id, logs.c.closed == sa.false())
-                .values(closed=True, closed_us=now_us())
+                .values(closed=True, closed_us=db_now_us())
             )
             if done.rowcount == 0:
                 exists = await conn.scalar(
@@ -176,7 +176,7 @@ class SqlEventLog(EventLog):
                 if exists is None:
                     await conn.execute(
                         sa.insert(logs).values(
-                            task_id=task_id, last_seq=0, closed=True, closed_us=now_us()
+                            task_id=task_id, last_seq=0, closed=True, closed_us=db_now_us()
                         )
                     )
         self.notify(task_id)
@@ -264,7 +264,7 @@ class SqlEventLog(EventLog):
         if self.retention is None:
             return 0
         logs, tasks = self.tables.logs, self.tables.tasks
-        cutoff = now_us() - int(self.retention * 1_000_000)
+        cutoff = db_now_us() - int(self.retention * 1_000_000)
         dropped = 0
         while True:
             async with self.engine.begin() as conn:
