@@ -34,6 +34,8 @@ from ._schema import Tables
 __all__ = ["SqlEventLog"]
 
 _READ_BATCH: Final = 256
+#: Logs remembered as closed by a logged write, waiting for their `SqlEventLog.close`.
+_CLOSED_BY_WRITE: Final = 1024
 
 
 class _Watch:
@@ -78,6 +80,9 @@ class SqlEventLog(EventLog):
         # Only tasks someone follows here, each removed with its last follower: bounded by
         # the open streams.
         self._watches: dict[str, _Watch] = {}
+        # Logs a logged write of this process closed, so that the `close` the task writer
+        # calls next costs no transaction; bounded (the oldest go first).
+        self._closed_by_write: dict[str, None] = {}
 
     # -- used by the store, inside its transactions ----------------------------------------
 
@@ -160,8 +165,18 @@ class SqlEventLog(EventLog):
         self.notify(task_id)
         return seq
 
+    def closed_by_write(self, task_id: str) -> None:
+        """The store's terminal write closed this log (committed): `close` has nothing to do."""
+        closed = self._closed_by_write
+        closed[task_id] = None
+        if len(closed) > _CLOSED_BY_WRITE:
+            del closed[next(iter(closed))]
+
     async def close(self, task_id: str) -> None:
         """Mark the log closed (idempotent; the store's terminal write already did)."""
+        if self._closed_by_write.pop(task_id, 0) is None:
+            self.notify(task_id)
+            return
         logs = self.tables.logs
         async with self.engine.begin() as conn:
             done = await conn.execute(

@@ -24,6 +24,7 @@ drops them, in batches, with their event logs and push configs.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -63,6 +64,30 @@ _SCAN_CHUNK: Final = 200
 _SECRET_NAME: Final = "page_token_secret"
 
 
+#: SQLSTATE of the guard of `SqlTaskStore._build_save_pg`.
+_DIVISION_BY_ZERO: Final = "22012"
+
+
+def _is_sql(value: object) -> bool:
+    return isinstance(value, sa.ColumnElement)
+
+
+def _bound(columns: dict[str, Any]) -> dict[str, Any]:
+    """A statement's values for ``columns``: a parameter each (``c_<name>``), but the SQL
+    expressions (the expiry, on the database's clock) as they are."""
+    return {
+        name: value if _is_sql(value) else sa.bindparam(f"c_{name}")
+        for name, value in columns.items()
+    }
+
+
+def _params(columns: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """The parameters of a statement made with `_bound` ``columns``."""
+    params = {f"c_{name}": value for name, value in columns.items() if not _is_sql(value)}
+    params.update(more)
+    return params
+
+
 class _SlowPathError(Exception):
     """The log of a logged save is not where its task says: roll back, take the slow path."""
 
@@ -91,6 +116,9 @@ class SqlTaskStore(TaskStore):
         self.event_log = event_log
         self.ttl = ttl
         self._dialect = engine.dialect.name
+        #: PostgreSQL's one-statement writes run without BEGIN/COMMIT (see `_statement`).
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._statements: dict[tuple[Any, ...], sa.Executable] = {}
         self._secret: bytes | None = None
 
     # -- writes --------------------------------------------------------------------------
@@ -157,33 +185,45 @@ class SqlTaskStore(TaskStore):
         body = encode_event(event)
         log = self.event_log
         try:
-            async with self.engine.begin() as conn:
-                if self._dialect == "postgresql":
-                    seq = await self._create_logged_pg(conn, task, tenant, owner, body)
-                else:
+            if self._dialect == "postgresql":
+                await self._create_logged_pg(task, tenant, owner, body)
+            else:
+                async with self.engine.begin() as conn:
                     # The task first (its last seq is its log's first): a taken id fails
                     # before anything is appended.
                     await self._insert(conn, task, tenant, owner, 1)
-                    seq = await log.start(conn, task.id, body)
+                    await log.start(conn, task.id, body)
         except IntegrityError:
             raise TaskExistsError(task.id) from None
         log.notify(task.id)
-        return StoredTask(task=task, version=1, last_seq=seq, tenant=tenant, owner=owner)
+        return StoredTask(task=task, version=1, last_seq=1, tenant=tenant, owner=owner)
 
-    async def _create_logged_pg(
-        self, conn: AsyncConnection, task: Task, tenant: str, owner: str, body: str
-    ) -> int:
-        """`create_logged` as one statement: the task, its log's row and its first event
-        inserted together (a taken id fails it whole)."""
+    async def _create_logged_pg(self, task: Task, tenant: str, owner: str, body: str) -> None:
+        """`create_logged` as one statement, on its own (a statement is atomic: no BEGIN
+        and COMMIT round trips): the task, its log's row and its first event inserted
+        together; a taken id fails it whole."""
         check_key("task.id", task.id)
         check_key("task.contextId", task.context_id)
         check_key("tenant", tenant)
         check_key("owner", owner)
+        columns = self._columns(task)
+        statement = self._statement("create", columns, self._build_create_pg)
+        params = _params(columns, p_id=task.id, p_tenant=tenant, p_owner=owner, p_event=body)
+        async with self._autocommit.connect() as conn:
+            await conn.execute(statement, params)
+
+    def _build_create_pg(self, columns: dict[str, Any]) -> sa.Executable:
         t, logs, events = self.tables.tasks, self.tables.logs, self.tables.events
+        task_id = sa.bindparam("p_id", type_=Key())
         created = (
             sa.insert(t)
             .values(
-                id=task.id, tenant=tenant, owner=owner, version=1, last_seq=1, **self._columns(task)
+                id=task_id,
+                tenant=sa.bindparam("p_tenant"),
+                owner=sa.bindparam("p_owner"),
+                version=1,
+                last_seq=1,
+                **_bound(columns),
             )
             .returning(t.c.id)
             .cte("created")
@@ -201,13 +241,27 @@ class SqlTaskStore(TaskStore):
             sa.insert(events)
             .from_select(
                 ["task_id", "seq", "body"],
-                sa.select(created.c.id, sa.literal(1), sa.literal(body, Document())),
+                sa.select(created.c.id, sa.literal(1), sa.bindparam("p_event", type_=Document())),
             )
             .returning(events.c.seq)
             .cte("logged")
         )
-        await conn.execute(sa.select(logged.c.seq).add_cte(created, started, logged))
-        return 1
+        return sa.select(logged.c.seq).add_cte(created, started, logged)
+
+    def _statement(
+        self,
+        kind: str,
+        columns: dict[str, Any],
+        build: Callable[[dict[str, Any]], sa.Executable],
+    ) -> sa.Executable:
+        """A statement built once per shape (which columns, which of them SQL expressions)
+        and then only executed: SQLAlchemy's cache key of a CTE this size costs more than
+        the database takes to run it."""
+        key = (kind, *((name, _is_sql(value)) for name, value in columns.items()))
+        statement = self._statements.get(key)
+        if statement is None:
+            statement = self._statements[key] = build(columns)
+        return statement
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """Replace the task if it is still at ``expected_version``, else
@@ -222,20 +276,19 @@ class SqlTaskStore(TaskStore):
         wrong); a terminal write closes the log too. `EventLogClosedError` if it is closed.
 
         The write every event costs, so it is lean (see ``tests/sql/test_statements.py``):
-        one statement on PostgreSQL (`_save_logged_pg`), three on SQLite, four on MySQL,
-        where it was five; `_save_logged_slow`, the general one, only when the log is not
-        where the task says (closed, missing, or appended to apart from the task)."""
+        one statement on PostgreSQL (`_save_logged_pg`, not even in a transaction of its
+        own), three on SQLite, four on MySQL, where it was five; `_save_logged_slow`, the
+        general one, only when the log is not where the task says (closed, missing, or
+        appended to apart from the task)."""
         body = encode_event(event)
         columns = self._columns(task)
         closing = task.status.state.is_terminal
         log = self.event_log
         try:
-            async with self.engine.begin() as conn:
-                if self._dialect == "postgresql":
-                    stored = await self._save_logged_pg(
-                        conn, task, body, columns, closing, expected_version
-                    )
-                else:
+            if self._dialect == "postgresql":
+                stored = await self._save_logged_pg(task, body, columns, closing, expected_version)
+            else:
+                async with self.engine.begin() as conn:
                     stored = await self._save_logged_fast(
                         conn, task, body, columns, closing, expected_version
                     )
@@ -244,29 +297,53 @@ class SqlTaskStore(TaskStore):
                 stored = await self._save_logged_slow(
                     conn, task, body, columns, closing, expected_version
                 )
+        if closing:
+            log.closed_by_write(task.id)
         log.notify(task.id)
         return stored
 
     async def _save_logged_pg(
-        self,
-        conn: AsyncConnection,
-        task: Task,
-        body: str,
-        columns: dict[str, Any],
-        closing: bool,
-        expected: int,
+        self, task: Task, body: str, columns: dict[str, Any], closing: bool, expected: int
     ) -> StoredTask:
-        """The logged save as one statement: the versioned update of the task (which locks
-        its row: the lock order of every write, task then log) takes the next seq from the
-        task's row; the log's row moves to it only if it was at the one before and open;
-        the event is inserted with it. A stale version updates nothing (optimistic
-        concurrency: `ConcurrentUpdateError`); a log not where the task says inserts no
-        event, and the transaction is rolled back for `_save_logged_slow`."""
+        """The logged save as one statement (`_build_save_pg`), atomic on its own."""
+        statement = self._statement(
+            "save-closing" if closing else "save",
+            columns,
+            lambda columns: self._build_save_pg(columns, closing),
+        )
+        params = _params(columns, p_id=task.id, p_expected=expected, p_event=body)
+        try:
+            async with self._autocommit.connect() as conn:
+                row = (await conn.execute(statement, params)).first()
+        except sa.exc.DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) == _DIVISION_BY_ZERO:
+                raise _SlowPathError from None
+            raise
+        if row is None:
+            raise ConcurrentUpdateError(f"task {task.id!r} is not stored at version {expected}")
+        return StoredTask(
+            task=task,
+            version=expected + 1,
+            last_seq=int(row.last_seq),
+            tenant=row.tenant,
+            owner=row.owner,
+        )
+
+    def _build_save_pg(self, columns: dict[str, Any], closing: bool) -> sa.Executable:
+        """The versioned update of the task (which locks its row: the lock order of every
+        write, task then log) takes the next seq from the task's row; the log's row moves
+        to it only if it was at the one before and open; the event is inserted with it.
+        A stale version updates nothing: no row comes back (`ConcurrentUpdateError`). A
+        log not where the task says inserts no event, and then the statement divides by
+        zero on purpose: its error undoes the whole statement (the task's update too), and
+        `_save_logged_slow` takes over."""
         t, logs, events = self.tables.tasks, self.tables.logs, self.tables.events
+        task_id = sa.bindparam("p_id", type_=Key())
+        expected = sa.bindparam("p_expected", type_=sa.Integer())
         moved = (
             sa.update(t)
-            .where(t.c.id == task.id, t.c.version == expected)
-            .values(version=expected + 1, last_seq=t.c.last_seq + 1, **columns)
+            .where(t.c.id == task_id, t.c.version == expected)
+            .values(version=expected + 1, last_seq=t.c.last_seq + 1, **_bound(columns))
             .returning(t.c.last_seq, t.c.tenant, t.c.owner)
             .cte("moved")
         )
@@ -276,7 +353,7 @@ class SqlTaskStore(TaskStore):
         advanced = (
             sa.update(logs)
             .where(
-                logs.c.task_id == task.id,
+                logs.c.task_id == task_id,
                 logs.c.closed == sa.false(),
                 logs.c.last_seq == moved.c.last_seq - 1,
             )
@@ -288,31 +365,15 @@ class SqlTaskStore(TaskStore):
             sa.insert(events)
             .from_select(
                 ["task_id", "seq", "body"],
-                sa.select(
-                    sa.literal(task.id, Key()), advanced.c.last_seq, sa.literal(body, Document())
-                ),
+                sa.select(task_id, advanced.c.last_seq, sa.bindparam("p_event", type_=Document())),
             )
             .returning(events.c.seq)
             .cte("logged")
         )
-        query = sa.select(
-            moved.c.last_seq,
-            moved.c.tenant,
-            moved.c.owner,
-            sa.select(logged.c.seq).scalar_subquery().label("seq"),
+        guard = sa.literal(1) / sa.select(sa.func.count()).select_from(logged).scalar_subquery()
+        return sa.select(
+            moved.c.last_seq, moved.c.tenant, moved.c.owner, guard.label("guard")
         ).add_cte(moved, advanced, logged)
-        row = (await conn.execute(query)).first()
-        if row is None:
-            raise ConcurrentUpdateError(f"task {task.id!r} is not stored at version {expected}")
-        if row.seq is None:
-            raise _SlowPathError
-        return StoredTask(
-            task=task,
-            version=expected + 1,
-            last_seq=int(row.seq),
-            tenant=row.tenant,
-            owner=row.owner,
-        )
 
     async def _save_logged_fast(
         self,
