@@ -5,7 +5,7 @@ appended to apart from its task (the slow path) staying consistent.
 Statements are counted with SQLAlchemy's ``before_cursor_execute`` (the transaction's
 BEGIN and COMMIT, and the pool's pre-ping, are not statements of ours and not counted).
 Before this was measured, a logged save cost 5 statements on every database and a logged
-create 3.
+create 3, and a SendMessage answered at once 15 (a create, two saves, and the close).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import msgspec
 import pytest
 from sqlalchemy import event
 
-from a2a_core.server.backends import ConcurrentUpdateError
+from a2a_core.server import A2AServer, TaskContext
+from a2a_core.server.backends import ConcurrentUpdateError, EventLogClosedError
 from a2a_core.types import (
     Message,
     Part,
@@ -31,11 +32,14 @@ from a2a_core.types import (
     TaskStatusUpdateEvent,
 )
 from a2a_sql import SqlBackend
+from helpers.a2a_client import Client, make_card, user_message
 
 pytestmark = pytest.mark.anyio
 
 #: (logged create, logged save) statements per database.
 BUDGET = {"postgresql": (1, 1), "sqlite": (3, 3), "mysql": (3, 4)}
+#: Statements of one SendMessage answered at once (a task created with its three events).
+SEND_BUDGET = {"postgresql": 1, "sqlite": 3, "mysql": 3}
 
 
 @contextmanager
@@ -145,3 +149,24 @@ async def test_racing_logged_writers_and_a_side_append_lose_nothing(
     assert seqs == list(range(1, 1 + 1 + 32 + side))  # one event per write, no gap
     assert final.last_seq <= seqs[-1]
     assert conflicts > 0 or sqlite  # the writers did race (SQLite's take turns)
+
+
+async def test_statements_per_send_message_answered_at_once(backend: SqlBackend) -> None:
+    async def echo(ctx: TaskContext) -> str:
+        return ctx.text
+
+    async with A2AServer(echo, card=make_card(), backend=backend) as server:
+        client = Client(server)
+        await client.result("SendMessage", {"message": user_message("warm up")})
+        with counting(backend) as statements:
+            sent = await client.result("SendMessage", {"message": user_message("hello")})
+        assert len(statements) == SEND_BUDGET[backend.engine.dialect.name], statements
+        task = sent["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert await client.result("GetTask", {"id": task["id"]}) == task
+    events = await backend.event_log.read(task["id"])
+    assert [e.seq for e in events] == [1, 2, 3]
+    assert events[0].event.task is not None and events[1].event.artifact_update is not None
+    assert events[2].event.status_update is not None
+    with pytest.raises(EventLogClosedError):  # closed with its final event
+        await backend.event_log.append(task["id"], status(TaskState.WORKING))

@@ -32,6 +32,11 @@ __all__ = [
 
 logger: Final = logging.getLogger("a2a_sql")
 
+#: Connections kept in a networked database's pool (and as many more in overflow).
+POOL_SIZE: Final = 10
+#: Seconds a pooled connection may sit idle before it is pinged at its next use.
+PING_AFTER: Final = 1.0
+
 #: Seconds a connection attempt may take (asyncpg's own default is 60: a request would
 #: hang that long on a database host that does not answer).
 CONNECT_TIMEOUT: Final = 10.0
@@ -62,8 +67,8 @@ def make_engine(
 ) -> AsyncEngine:
     """The engine of a backend: documents pass as ProtoJSON text, unparsed (`Document`);
     connection failures raise `BackendUnavailableError`, logged once per outage in
-    ``outages`` (see `watch_faults`); connections are pinged before use, so that the pool
-    recovers from a database restart by itself.
+    ``outages`` (see `watch_faults`); connections idle for a while are pinged before use
+    (`_ping_when_idle`), so that the pool recovers from a database restart by itself.
 
     SQLite gets one connection (``pool_size=1``): its writers take turns anyway, and one
     connection means the read-then-write of a transaction never races another in process.
@@ -71,11 +76,17 @@ def make_engine(
     url = sa.make_url(url)
     options.setdefault("json_serializer", _passthrough)
     options.setdefault("json_deserializer", _passthrough)
+    ping_after: float | None = None
     if url.get_backend_name() == "sqlite":
         options.setdefault("pool_size", 1)
         options.setdefault("max_overflow", 0)
     else:
-        options.setdefault("pool_pre_ping", True)
+        # Room for a busy server's writes without opening and closing overflow
+        # connections all the time (each costs a login, and asyncpg's SSL probe).
+        options.setdefault("pool_size", POOL_SIZE)
+        options.setdefault("max_overflow", POOL_SIZE)
+        if "pool_pre_ping" not in options:
+            ping_after = PING_AFTER
     if url.get_driver_name() == "asyncpg":
         connect_args = dict(options.get("connect_args") or {})
         connect_args.setdefault("timeout", CONNECT_TIMEOUT)
@@ -84,7 +95,39 @@ def make_engine(
     if url.get_backend_name() == "sqlite":
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     watch_faults(engine, outages or OutageLog(logger, "the database"))
+    if ping_after is not None:
+        _ping_when_idle(engine, ping_after)
     return engine
+
+
+def _ping_when_idle(engine: AsyncEngine, after: float) -> None:
+    """Ping a pooled connection before use only when it sat idle ``after`` seconds.
+
+    SQLAlchemy's ``pool_pre_ping`` pings at every checkout (asyncpg's ping is three round
+    trips: BEGIN, ``;``, ROLLBACK), which would double what a logged write costs. A
+    connection in use moments ago is alive or, if the database went away since, fails
+    its statement as a lost connection, which invalidates the whole pool at once (see
+    `watch_faults`): the next checkouts connect afresh. The ping is for the other case,
+    connections left idle across a database restart, which would otherwise each fail
+    one request before the pool noticed.
+    """
+    sync_engine = engine.sync_engine
+
+    def on_checkin(_connection: Any, record: Any) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    def on_checkout(connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get("idle_since")
+        if since is None or time.monotonic() - since < after:
+            return
+        try:
+            sync_engine.dialect.do_ping(connection)
+        except Exception:
+            # The pool drops this connection and checks out (or opens) another.
+            raise sa.exc.DisconnectionError("the connection died while it was idle") from None
+
+    event.listen(sync_engine, "checkin", on_checkin)
+    event.listen(sync_engine, "checkout", on_checkout)
 
 
 # -- what the tables cannot hold ------------------------------------------------------------

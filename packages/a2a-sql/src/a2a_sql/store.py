@@ -24,7 +24,7 @@ drops them, in batches, with their event logs and push configs.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -182,47 +182,90 @@ class SqlTaskStore(TaskStore):
         self, task: Task, event: StreamResponse, *, tenant: str = "", owner: str = ""
     ) -> StoredTask:
         """`create`, with ``event`` appended to the task's log in the same transaction."""
-        body = encode_event(event)
+        return await self._create_logged(task, [encode_event(event)], tenant, owner, False)
+
+    async def create_logged_many(
+        self,
+        task: Task,
+        events: Sequence[StreamResponse],
+        *,
+        tenant: str = "",
+        owner: str = "",
+    ) -> StoredTask:
+        """`create_logged` with several events (a task answered at once: its three events
+        in one write, ``BatchLoggedTaskStore``); the log is closed if the task is terminal."""
+        bodies = [encode_event(event) for event in events]
+        return await self._create_logged(task, bodies, tenant, owner, task.status.state.is_terminal)
+
+    async def _create_logged(
+        self, task: Task, bodies: list[str], tenant: str, owner: str, closing: bool
+    ) -> StoredTask:
         log = self.event_log
+        last = len(bodies)
         try:
             if self._dialect == "postgresql":
-                await self._create_logged_pg(task, tenant, owner, body)
+                await self._create_logged_pg(task, tenant, owner, bodies, closing)
             else:
                 async with self.engine.begin() as conn:
-                    # The task first (its last seq is its log's first): a taken id fails
-                    # before anything is appended.
-                    await self._insert(conn, task, tenant, owner, 1)
-                    await log.start(conn, task.id, body)
+                    # The task first (its last seq is its log's last): a taken id fails
+                    # before anything is appended. No ``SELECT ... FOR UPDATE`` of the log
+                    # row that does not exist yet: on MariaDB that takes a gap lock, and
+                    # concurrent creates deadlock on them.
+                    await self._insert(conn, task, tenant, owner, last)
+                    logs, events = self.tables.logs, self.tables.events
+                    await conn.execute(
+                        sa.insert(logs).values(
+                            task_id=task.id,
+                            last_seq=last,
+                            closed=closing,
+                            closed_us=db_now_us() if closing else None,
+                        )
+                    )
+                    await conn.execute(
+                        sa.insert(events),
+                        [
+                            {"task_id": task.id, "seq": seq, "body": body}
+                            for seq, body in enumerate(bodies, 1)
+                        ],
+                    )
         except IntegrityError:
             raise TaskExistsError(task.id) from None
+        if closing:
+            log.closed_by_write(task.id)
         log.notify(task.id)
-        return StoredTask(task=task, version=1, last_seq=1, tenant=tenant, owner=owner)
+        return StoredTask(task=task, version=1, last_seq=last, tenant=tenant, owner=owner)
 
-    async def _create_logged_pg(self, task: Task, tenant: str, owner: str, body: str) -> None:
+    async def _create_logged_pg(
+        self, task: Task, tenant: str, owner: str, bodies: list[str], closing: bool
+    ) -> None:
         """`create_logged` as one statement, on its own (a statement is atomic: no BEGIN
-        and COMMIT round trips): the task, its log's row and its first event inserted
-        together; a taken id fails it whole."""
+        and COMMIT round trips): the task, its log's row and its events inserted together;
+        a taken id fails it whole."""
         check_key("task.id", task.id)
         check_key("task.contextId", task.context_id)
         check_key("tenant", tenant)
         check_key("owner", owner)
         columns = self._columns(task)
-        statement = self._statement("create", columns, self._build_create_pg)
-        params = _params(columns, p_id=task.id, p_tenant=tenant, p_owner=owner, p_event=body)
+        statement = self._statement(
+            ("create", len(bodies), closing),
+            columns,
+            lambda columns: self._build_create_pg(columns, len(bodies), closing),
+        )
+        params = _params(columns, p_id=task.id, p_tenant=tenant, p_owner=owner)
+        params.update({f"p_event{seq}": body for seq, body in enumerate(bodies, 1)})
         async with self._autocommit.connect() as conn:
             await conn.execute(statement, params)
 
-    def _build_create_pg(self, columns: dict[str, Any]) -> sa.Executable:
+    def _build_create_pg(self, columns: dict[str, Any], count: int, closing: bool) -> sa.Executable:
         t, logs, events = self.tables.tasks, self.tables.logs, self.tables.events
-        task_id = sa.bindparam("p_id", type_=Key())
         created = (
             sa.insert(t)
             .values(
-                id=task_id,
+                id=sa.bindparam("p_id", type_=Key()),
                 tenant=sa.bindparam("p_tenant"),
                 owner=sa.bindparam("p_owner"),
                 version=1,
-                last_seq=1,
+                last_seq=count,
                 **_bound(columns),
             )
             .returning(t.c.id)
@@ -232,25 +275,35 @@ class SqlTaskStore(TaskStore):
             sa.insert(logs)
             .from_select(
                 ["task_id", "last_seq", "closed", "closed_us"],
-                sa.select(created.c.id, sa.literal(1), sa.false(), sa.null()),
+                sa.select(
+                    created.c.id,
+                    sa.literal(count),
+                    sa.true() if closing else sa.false(),
+                    db_now_us() if closing else sa.null(),
+                ),
             )
             .returning(logs.c.task_id)
             .cte("started")
         )
+        rows = [
+            sa.select(
+                created.c.id,
+                sa.literal(seq),
+                sa.bindparam(f"p_event{seq}", type_=Document()),
+            )
+            for seq in range(1, count + 1)
+        ]
         logged = (
             sa.insert(events)
-            .from_select(
-                ["task_id", "seq", "body"],
-                sa.select(created.c.id, sa.literal(1), sa.bindparam("p_event", type_=Document())),
-            )
+            .from_select(["task_id", "seq", "body"], rows[0] if count == 1 else sa.union_all(*rows))
             .returning(events.c.seq)
             .cte("logged")
         )
-        return sa.select(logged.c.seq).add_cte(created, started, logged)
+        return sa.select(sa.func.count()).select_from(logged).add_cte(created, started, logged)
 
     def _statement(
         self,
-        kind: str,
+        kind: object,
         columns: dict[str, Any],
         build: Callable[[dict[str, Any]], sa.Executable],
     ) -> sa.Executable:

@@ -7,10 +7,11 @@ in one place:
 - `Backend`, the value ``A2AServer(backend=...)`` takes (its ``store``, ``event_log``,
   ``push_config_store``, ``push_sender`` and ``services``), and `InMemoryBackend`, the
   default;
-- the **protocols** a backend's parts implement: `TaskStore` (and the optional `ImmediateTaskStore`,
-  `LoggedTaskStore` and `CheckedTaskStore`), `EventLog` (and the optional `ImmediateEventLog` and
-  `MeasuredEventLog`), `PushConfigStore`, `PushSender`, with their values (`StoredTask`,
-  `TaskQuery`, `TaskPage`, `LoggedEvent`, `PushTarget`, `VisibleFilter`);
+- the **protocols** a backend's parts implement: `TaskStore` (and the optional
+  `ImmediateTaskStore`, `LoggedTaskStore`, `BatchLoggedTaskStore` and `CheckedTaskStore`),
+  `EventLog` (and the optional `ImmediateEventLog` and `MeasuredEventLog`),
+  `PushConfigStore`, `PushSender`, with their values (`StoredTask`, `TaskQuery`, `TaskPage`,
+  `LoggedEvent`, `PushTarget`, `VisibleFilter`);
 - the **errors** they raise, which the runtime expects: `ConcurrentUpdateError` (a write on a
   stale version), `TaskExistsError`, `InvalidPageTokenError`, `EventLogClosedError` (an
   append after the task finished: an expected race with a shared backend),
@@ -53,6 +54,7 @@ from a2a_core.server.push import PushConfigLimitError, PushConfigStore, PushSend
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.push_secrets import PushSecretCipher, PushSecretError, redact_push_config
 from a2a_core.server.store import (
+    BatchLoggedTaskStore,
     CheckedTaskStore,
     ConcurrentUpdateError,
     ImmediateTaskStore,
@@ -71,6 +73,7 @@ __all__ = [
     "A2AServer",
     "Backend",
     "BackendUnavailableError",
+    "BatchLoggedTaskStore",
     "CheckedTaskStore",
     "ConcurrentUpdateError",
     "EventLog",

@@ -29,6 +29,7 @@ from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.messages import Invocation
 from a2a_core.server.push import PushConfigStore, PushSender
 from a2a_core.server.store import (
+    BatchLoggedTaskStore,
     CheckedTaskStore,
     ImmediateTaskStore,
     LoggedTaskStore,
@@ -72,6 +73,10 @@ class Storage:
         self.logged_store: LoggedTaskStore | None = None
         if getattr(store, "event_log", None) is events:
             self.logged_store = cast(LoggedTaskStore, store)
+        #: The logged store, when it also creates a task with several events at once.
+        self.batch_store: BatchLoggedTaskStore | None = None
+        if isinstance(self.logged_store, BatchLoggedTaskStore):
+            self.batch_store = self.logged_store
 
     def immediate(self, task_id: str) -> tuple[ImmediateTaskStore, ImmediateEventLog] | None:
         """The store and log, when a change of this task can be recorded without waiting:
