@@ -12,8 +12,8 @@ artifact and the completion):
 - ``ours-memory``: our server on the in-memory backend (the ceiling of ours);
 - ``ours-sql``: our server on ``a2a_sql.SqlBackend`` (asyncpg), every event logged in the
   task's transaction;
-- ``sdk-sql``: the official ``a2a-sdk`` with its ``DatabaseTaskStore`` (asyncpg, its
-  default engine) on the same PostgreSQL;
+- ``sdk-sql``: the official ``a2a-sdk`` with its ``DatabaseTaskStore`` (asyncpg, with the
+  same connection pool as ours: 10 + 10 overflow) on the same PostgreSQL;
 - ``sdk-memory``: the SDK on its ``InMemoryTaskStore``, for scale.
 
 Servers are pinned to core 0 and the load generator to core 1 when there are two cores
@@ -72,7 +72,9 @@ def serve(args: argparse.Namespace) -> None:
             from a2a.server.tasks import DatabaseTaskStore
             from sqlalchemy.ext.asyncio import create_async_engine
 
-            task_store = DatabaseTaskStore(create_async_engine(args.url), table_name=SDK_TABLE)
+            # The pool ours has by default (a2a_sql.POOL_SIZE), so both have the same.
+            engine = create_async_engine(args.url, pool_size=10, max_overflow=10)
+            task_store = DatabaseTaskStore(engine, table_name=SDK_TABLE)
         app = servers.sdk_app(base_url, task_store)
     servers.run_uvicorn(app, args.port, args.stack)
 
