@@ -41,10 +41,15 @@ class BackendUnavailableError(InternalError):
 class OutageLog:
     """The outages of one store, logged once each (see the module docstring).
 
+    An outage that begins within ``quiet`` seconds of the last warning belongs to the same
+    burst (a database restarting, connections killed in a loop): it is counted, not
+    warned about again, until the reminder is due.
+
     :param logger: the backend's logger.
     :param what: what is unreachable, as the log says it (``"the database"``, ``"Redis"``).
-    :param quiet: seconds without a failure after which the next one starts a new outage,
-        for a backend that cannot tell when it recovered (it never calls `recovered`).
+    :param quiet: seconds without a failure after which the next one starts a new outage
+        (for a backend that cannot tell when it recovered: it never calls `recovered`),
+        and within which a new outage is part of the last burst.
     """
 
     def __init__(self, logger: logging.Logger, what: str, *, quiet: float = 30.0) -> None:
@@ -53,8 +58,11 @@ class OutageLog:
         self.quiet = quiet
         #: Failures in the current outage (0: none going on).
         self.failures = 0
+        #: Failures since the last warning (what the next one reports).
+        self.unreported = 0
         self._last_failure = 0.0
-        self._last_warning = 0.0
+        self._last_warning: float | None = None
+        self._warned = False  # whether this outage was warned about (its recovery is told)
 
     @property
     def down(self) -> bool:
@@ -63,21 +71,24 @@ class OutageLog:
 
     def failed(self, exc: BaseException, doing: str) -> BackendUnavailableError:
         """Count a failure (``exc``, while ``doing``) and return the client's error; log a
-        WARNING, without traceback, only when it begins an outage, or as a reminder."""
+        WARNING, without traceback, only when it begins a burst, or as a reminder."""
         now = time.monotonic()
         if self.failures and now - self._last_failure > self.quiet:
             self.failures = 0  # a new outage: the last one ended unseen
+        new_outage = self.failures == 0
         self.failures += 1
+        self.unreported += 1
         self._last_failure = now
-        if self.failures == 1:
-            self._last_warning = now
-            self.logger.warning("%s unreachable while %s: %s", self.what, doing, _cause(exc))
-        elif now - self._last_warning >= _REMIND_EVERY:
-            self._last_warning = now
-            self.logger.warning(
-                "%s still unreachable (%d failures so far), now while %s: %s",
+        last = self._last_warning
+        if new_outage and (last is None or now - last > self.quiet):
+            self._warn(now, "%s unreachable while %s: %s", self.what, doing, _cause(exc))
+        elif last is None or now - last >= _REMIND_EVERY:
+            self._warn(
+                now,
+                "%s still unreachable or failing again (%d failures since the last warning), "
+                "now while %s: %s",
                 self.what,
-                self.failures,
+                self.unreported,
                 doing,
                 _cause(exc),
             )
@@ -85,13 +96,21 @@ class OutageLog:
             self.logger.debug("%s unreachable while %s: %s", self.what, doing, _cause(exc))
         return BackendUnavailableError()
 
+    def _warn(self, now: float, message: str, *args: object) -> None:
+        self._last_warning = now
+        self._warned = True
+        self.unreported = 0
+        self.logger.warning(message, *args)
+
     def recovered(self) -> None:
-        """The store answered again: end the outage (one INFO line, if there was one)."""
+        """The store answered again: end the outage (one INFO line, if it was warned of)."""
         if self.failures:
-            self.logger.info(
-                "%s reachable again (after %d failed operations)", self.what, self.failures
-            )
+            if self._warned:
+                self.logger.info(
+                    "%s reachable again (after %d failed operations)", self.what, self.failures
+                )
             self.failures = 0
+            self._warned = False
 
 
 def _cause(exc: BaseException) -> str:
