@@ -1,14 +1,20 @@
-"""The SQL task store: :class:`SqlTaskStore`, a ``TaskStore`` and ``LoggedTaskStore``.
+"""The SQL task store: :class:`SqlTaskStore`, a ``TaskStore``, ``LoggedTaskStore`` and
+``BatchLoggedTaskStore``.
 
 A task is one row of ``tasks``: its ProtoJSON (``body``), and the columns ListTasks and
 the sweep need (tenant, owner, context, state, status time in microseconds, version, last
-seq, when it expires). Writes are versioned: a save reads the row ``FOR UPDATE``, and
-writes only if the version is the one the writer read (optimistic concurrency: the loser
-gets `ConcurrentUpdateError`, re-reads and re-applies, as the task writer does).
+seq, when it expires). Writes are versioned: a save writes only if the version is the one
+the writer read (optimistic concurrency: the loser gets `ConcurrentUpdateError`, re-reads
+and re-applies, as the task writer does).
 
-``create_logged`` and ``save_logged`` append the event to the task's log (`SqlEventLog`)
-in the same transaction as the write, and a terminal write closes the log there too: after
-a crash, the task and its log never disagree.
+``create_logged``, ``create_logged_many`` and ``save_logged`` append the events to the
+task's log (`SqlEventLog`) in the same transaction (on PostgreSQL: the same statement) as
+the write, and a terminal write closes the log there too: after a crash, the task and its
+log never disagree. They are the writes every event costs, so they are lean: see
+`SqlTaskStore.save_logged` and ``tests/sql/test_statements.py``.
+
+What the tables cannot hold (ids over `KEY_LENGTH` bytes, text with U+0000) is refused
+with InvalidParams (`SqlTaskStore.check_message`, before the agent runs).
 
 ListTasks is a keyset read: ``WHERE <filters> AND (status_us, id) < cursor ORDER BY
 status_us DESC, id DESC LIMIT page + 1`` on the composite index that starts with the
