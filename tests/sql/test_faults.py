@@ -11,6 +11,7 @@ back, the server serves again by itself, and nothing it acknowledged is lost.
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from pathlib import Path
@@ -212,3 +213,40 @@ async def test_postgresql_restarts_under_load_lose_no_acknowledged_write(
         assert log.count("the database unreachable") == 1, log
     finally:
         server.stop()
+
+
+async def test_a_sqlite_file_locked_by_another_process_is_unavailable_then_recovers(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """SQLite's outage: another process holds the file's write lock past ``busy_timeout``."""
+    import sqlite3
+
+    from a2a_core.server import A2AServer, TaskContext
+    from a2a_sql import SqlBackend
+    from helpers.a2a_client import Client, make_card, user_message
+
+    async def echo(ctx: TaskContext) -> str:
+        return ctx.text
+
+    path = tmp_path / "tasks.db"
+    backend = SqlBackend(f"sqlite+aiosqlite:///{path}")
+    async with A2AServer(echo, card=make_card(), backend=backend) as server:
+        client = Client(server)
+        kept = (await client.result("SendMessage", {"message": user_message("kept")}))["task"]
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN EXCLUSIVE")  # readers and writers wait, then give up
+            with anyio.fail_after(30):
+                error = await client.error("SendMessage", {"message": user_message("lost")})
+            assert (error["code"], error["message"]) == (-32603, UNAVAILABLE)
+            body = json.dumps({"message": user_message("lost on REST")}).encode()
+            with anyio.fail_after(30):
+                rest = await server.handle(client.request("POST", "/message:send", body))
+            assert rest.status == 503  # (reads go on: WAL readers do not wait for writers)
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert await client.result("GetTask", {"id": kept["id"]}) == kept
+        back = (await client.result("SendMessage", {"message": user_message("back")}))["task"]
+        assert back["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert not [r for r in caplog.records if r.exc_info], caplog.text

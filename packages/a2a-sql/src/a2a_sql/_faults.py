@@ -13,7 +13,9 @@ code on the same engine) is covered without a ``try`` around each:
   (asyncpg's "connection refused") rather than a DB-API error is answered the same; a
   connect that succeeds ends the outage in the log.
 
-Other errors (a constraint, a deadlock, a bug) are not outages and pass unchanged.
+On SQLite, a file locked by another process past ``busy_timeout`` (5 s), or one that cannot
+be opened or written, is an outage too. Other errors (a constraint, a deadlock, a bug) are
+not outages and pass unchanged.
 """
 
 from __future__ import annotations
@@ -31,6 +33,14 @@ __all__ = ["watch_faults"]
 
 #: What a driver raises, outside the DB-API hierarchy, when the server is not there.
 _NETWORK: Final = (OSError, TimeoutError)
+#: SQLite's own outages: another process held the file locked past ``busy_timeout``, or
+#: the file cannot be opened or written (its disk or folder went away).
+_SQLITE_DOWN: Final = ("database is locked", "unable to open database file", "disk i/o error")
+
+
+def _sqlite_unavailable(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(symptom in text for symptom in _SQLITE_DOWN)
 
 
 def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
@@ -47,6 +57,7 @@ def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
             ctx.is_disconnect
             or isinstance(original, _NETWORK)
             or (connecting and isinstance(ctx.sqlalchemy_exception, sa.exc.DBAPIError))
+            or (ctx.dialect.name == "sqlite" and _sqlite_unavailable(original))
         ):
             raise outages.failed(original, "connecting" if connecting else "running a statement")
 
