@@ -4,11 +4,13 @@
 code on the same engine) is covered without a ``try`` around each:
 
 - ``handle_error``: a failure SQLAlchemy sees as a lost connection (the server restarted,
-  ``pg_terminate_backend``, a proxy or the network cut it), or any failure to connect, is
-  raised as `BackendUnavailableError`. SQLAlchemy still invalidates the connection (and,
-  on a disconnect, the pool's older ones), so the next checkout connects afresh: the
-  server recovers by itself once the database is back. A failed pre-ping is left alone:
-  the pool reconnects transparently, and only a failed reconnect is an outage.
+  ``pg_terminate_backend``, a proxy or the network cut it), one the server reports as its
+  going away (PostgreSQL's SQLSTATE class 08, 57P01..57P03, 53300; MySQL's 1040, 1053...),
+  or any failure to connect, is raised as `BackendUnavailableError`. SQLAlchemy still
+  invalidates the connection (and, on a disconnect, the pool's older ones), so the next
+  checkout connects afresh: the server recovers by itself once the database is back. A
+  failed pre-ping is left alone: the pool reconnects transparently, and only a failed
+  reconnect is an outage.
 - ``do_connect``: a driver that fails to connect with a plain ``OSError`` or timeout
   (asyncpg's "connection refused") rather than a DB-API error is answered the same; a
   connect that succeeds ends the outage in the log.
@@ -38,6 +40,24 @@ _NETWORK: Final = (OSError, TimeoutError)
 _SQLITE_DOWN: Final = ("database is locked", "unable to open database file", "disk i/o error")
 
 
+#: PostgreSQL's SQLSTATEs of a server going away or refusing work for now: connection
+#: exceptions (class 08), shutdown by an administrator or a crash, not accepting
+#: connections yet, no connection slot left. The driver may report them before it notices
+#: the connection closed (what `ctx.is_disconnect` reads).
+_PG_GOING_AWAY: Final = frozenset({"57P01", "57P02", "57P03", "53300"})
+#: MySQL/MariaDB's error codes of the same: server shutdown in progress, too many
+#: connections, connection killed.
+_MYSQL_GOING_AWAY: Final = frozenset({1053, 1040, 1927, 2002, 2003, 2006, 2013})
+
+
+def _server_going_away(exc: BaseException) -> bool:
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        return sqlstate.startswith("08") or sqlstate in _PG_GOING_AWAY
+    args: tuple[Any, ...] = getattr(exc, "args", ())
+    return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_GOING_AWAY
+
+
 def _sqlite_unavailable(exc: BaseException) -> bool:
     text = str(exc).lower()
     return any(symptom in text for symptom in _SQLITE_DOWN)
@@ -57,6 +77,7 @@ def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
             ctx.is_disconnect
             or isinstance(original, _NETWORK)
             or (connecting and isinstance(ctx.sqlalchemy_exception, sa.exc.DBAPIError))
+            or _server_going_away(original)
             or (ctx.dialect.name == "sqlite" and _sqlite_unavailable(original))
         ):
             raise outages.failed(original, "connecting" if connecting else "running a statement")
