@@ -61,8 +61,9 @@ def chunk_text(i: int) -> str:
 # --- ours --------------------------------------------------------------------------------
 
 
-def our_server(base_url: str) -> Any:
-    """The A2AServer of the benchmarks (in-memory store and event log, default bounds)."""
+def our_server(base_url: str, backend: Any = None) -> Any:
+    """The A2AServer of the benchmarks (in-memory store and event log, default bounds,
+    unless a ``backend`` is given: ``bench/sql_bench.py``)."""
     import anyio
 
     from a2a_core.server import A2AServer, TaskContext
@@ -127,7 +128,8 @@ def our_server(base_url: str) -> Any:
     )
     # A fixed Last-Modified, so that every process serves the very same card bytes.
     modified = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
-    return A2AServer(agent, card=card, base_url=base_url, last_modified=modified)
+    options = {} if backend is None else {"backend": backend}
+    return A2AServer(agent, card=card, base_url=base_url, last_modified=modified, **options)
 
 
 def card_response(base_url: str) -> tuple[bytes, list[tuple[str, str]]]:
@@ -184,8 +186,9 @@ def serve_a2a_aiohttp(port: int) -> None:
 # --- the official SDK --------------------------------------------------------------------
 
 
-def sdk_app(base_url: str) -> Any:
-    """The official SDK's server: JSON-RPC (v1.0 and v0.3), REST and the card, one app."""
+def sdk_app(base_url: str, task_store: Any = None) -> Any:
+    """The official SDK's server: JSON-RPC (v1.0 and v0.3), REST and the card, one app
+    (its ``InMemoryTaskStore`` unless a ``task_store`` is given: ``bench/sql_bench.py``)."""
     from a2a.helpers.proto_helpers import new_task_from_user_message
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
@@ -279,7 +282,9 @@ def sdk_app(base_url: str) -> Any:
         ],
     )
     handler = DefaultRequestHandler(
-        agent_executor=SdkExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+        agent_executor=SdkExecutor(),
+        task_store=InMemoryTaskStore() if task_store is None else task_store,
+        agent_card=card,
     )
     routes = [
         *create_agent_card_routes(card, cache_control="public, max-age=300"),

@@ -72,7 +72,7 @@ async def test_requests_fail_clearly_while_redis_is_down_and_recover(
         rest = await client.get(
             f"{replica.url}/tasks/{before['id']}", headers={"A2A-Version": "1.0"}
         )
-        assert rest.status_code == 500
+        assert rest.status_code == 503
         assert rest.json()["error"]["message"] == "Task store unavailable"
         card = await client.get(replica.url + CARD)
         assert card.status_code == 200 and card.json()["name"].startswith("Replica")

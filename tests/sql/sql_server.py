@@ -2,16 +2,24 @@
 
     python tests/sql/sql_server.py --port 8001 --url sqlite+aiosqlite:///x.db --prefix t_
 
-The agent: ``echo <text>`` replies with the text; ``stream <n> <delay>`` streams ``n``
+(`Server` runs it from a test.) The agent: ``echo <text>`` replies with the text; ``stream <n> <delay>`` streams ``n``
 chunks ``delay`` seconds apart; ``wait`` works until it is cancelled (or its process dies).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
+import httpx
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill, Message
@@ -34,11 +42,60 @@ async def agent(ctx: TaskContext) -> AsyncIterator[str | Message]:
         await anyio.sleep_forever()
 
 
+class Server:
+    """One ``sql_server.py`` process."""
+
+    def __init__(self, url: str, prefix: str, log: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        command = [
+            sys.executable, __file__,
+            "--port", str(self.port), "--url", url, "--prefix", prefix, *extra,
+        ]  # fmt: skip
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                if httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"the server did not start:\n{log.read_text()}")
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+    def output(self) -> str:
+        """What the server logged so far."""
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--url", required=True)
     parser.add_argument("--prefix", required=True)
+    parser.add_argument("--keep-alive", type=float, default=15.0)
     args = parser.parse_args()
     url = f"http://127.0.0.1:{args.port}"
     card = AgentCard(
@@ -52,7 +109,14 @@ def main() -> None:
         skills=[AgentSkill(id="s", name="S", description="test skill", tags=["t"])],
     )
     backend = SqlBackend(args.url, prefix=args.prefix)
-    server = A2AServer(agent, card=card, base_url=url, backend=backend, shutdown_grace=0.5)
+    server = A2AServer(
+        agent,
+        card=card,
+        base_url=url,
+        backend=backend,
+        shutdown_grace=0.5,
+        keep_alive_interval=args.keep_alive,
+    )
     from a2a_starlette import A2AStarlette, serve
 
     serve(A2AStarlette(server), server, host="127.0.0.1", port=args.port, log_level="warning")

@@ -4,11 +4,7 @@ left running are failed by the restart rule."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -16,49 +12,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "redis"))  # the HTTP helpers
 
-from redis_harness import Sse, free_port, result, send_params, state_of
+from redis_harness import Sse, result, send_params, state_of
+from sql_server import Server
 
 from a2a_sql import RESTART_TEXT, upgrade
 
 pytestmark = pytest.mark.anyio
-HERE = Path(__file__).parent
-
-
-class Server:
-    """One ``sql_server.py`` process."""
-
-    def __init__(self, url: str, prefix: str, log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [
-            sys.executable, str(HERE / "sql_server.py"),
-            "--port", str(self.port), "--url", url, "--prefix", prefix,
-        ]  # fmt: skip
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                if httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"the server did not start:\n{log.read_text()}")
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
 
 
 async def test_tasks_and_events_survive_kill_9(db_url: str, prefix: str, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ import anyio
 from redis import exceptions as redis_errors
 from redis.asyncio import ConnectionPool, Redis
 
-from a2a_core.errors import InternalError
+from a2a_core.server.backends import BackendUnavailableError, OutageLog
 
 __all__ = [
     "REDIS_DOWN",
@@ -64,20 +64,17 @@ def as_entries(reply: object) -> list[Entry]:
     return cast(list[Entry], reply or [])
 
 
-class StoreUnavailableError(InternalError):
-    """Redis cannot be reached: answered as -32603 "Task store unavailable" (HTTP 500).
+#: The core's `BackendUnavailableError` under the name this package gave it first:
+#: -32603 "Task store unavailable" (HTTP 503 on REST).
+StoreUnavailableError = BackendUnavailableError
 
-    The message says what is wrong without saying anything about the deployment; the
-    cause is logged (one line, no traceback) where it happened.
-    """
-
-    default_message = "Task store unavailable"
+#: Redis's outages, each logged once (one line, no traceback), not once per request.
+outages: Final = OutageLog(logger, "Redis")
 
 
-def unavailable(exc: BaseException, doing: str) -> StoreUnavailableError:
-    """Log ``exc`` (Redis unreachable while ``doing``) and make the client's error of it."""
-    logger.warning("Redis unreachable while %s: %s", doing, exc)
-    return StoreUnavailableError()
+def unavailable(exc: BaseException, doing: str) -> BackendUnavailableError:
+    """Count ``exc`` (Redis unreachable while ``doing``) and make the client's error of it."""
+    return outages.failed(exc, doing)
 
 
 async def retry_writes(

@@ -31,6 +31,7 @@ import sqlalchemy as sa
 
 from a2a_core.server.backends import (
     Backend,
+    BackendUnavailableError,
     PushSecretCipher,
     PushSender,
     ServerHandle,
@@ -186,6 +187,8 @@ class SqlBackend:
                 with anyio.CancelScope(shield=True):
                     await self._store.sweep(self.sweep_batch)
                     await self._event_log.sweep(self.sweep_batch)
+            except BackendUnavailableError:
+                pass  # logged once per outage (`OutageLog`); the next sweep tries again
             except Exception:
                 logger.exception("sweeping expired tasks failed")
 

@@ -28,12 +28,14 @@ from a2a_core import codec
 from a2a_core.server.backends import EventLog, EventLogClosedError, LoggedEvent
 from a2a_core.types import StreamResponse
 
-from ._common import now_us
+from ._common import check_document, db_now_us
 from ._schema import Tables
 
 __all__ = ["SqlEventLog"]
 
 _READ_BATCH: Final = 256
+#: Logs remembered as closed by a logged write, waiting for their `SqlEventLog.close`.
+_CLOSED_BY_WRITE: Final = 1024
 
 
 class _Watch:
@@ -52,8 +54,10 @@ class _Watch:
 
 
 def encode_event(event: StreamResponse) -> str:
-    """An event as the text of its ``body`` column."""
-    return codec.encode(event).decode()
+    """An event as the text of its ``body`` column (-32602 if no database can hold it)."""
+    body = codec.encode(event).decode()
+    check_document(body, "event")
+    return body
 
 
 class SqlEventLog(EventLog):
@@ -76,6 +80,9 @@ class SqlEventLog(EventLog):
         # Only tasks someone follows here, each removed with its last follower: bounded by
         # the open streams.
         self._watches: dict[str, _Watch] = {}
+        # Logs a logged write of this process closed, so that the `close` the task writer
+        # calls next costs no transaction; bounded (the oldest go first).
+        self._closed_by_write: dict[str, None] = {}
 
     # -- used by the store, inside its transactions ----------------------------------------
 
@@ -91,7 +98,7 @@ class SqlEventLog(EventLog):
                 .with_for_update()
             )
         ).first()
-        closed_us = now_us() if closing else None
+        closed_us = db_now_us() if closing else None
         if row is None:
             await conn.execute(
                 sa.insert(logs).values(
@@ -158,14 +165,24 @@ class SqlEventLog(EventLog):
         self.notify(task_id)
         return seq
 
+    def closed_by_write(self, task_id: str) -> None:
+        """The store's terminal write closed this log (committed): `close` has nothing to do."""
+        closed = self._closed_by_write
+        closed[task_id] = None
+        if len(closed) > _CLOSED_BY_WRITE:
+            del closed[next(iter(closed))]
+
     async def close(self, task_id: str) -> None:
         """Mark the log closed (idempotent; the store's terminal write already did)."""
+        if self._closed_by_write.pop(task_id, 0) is None:
+            self.notify(task_id)
+            return
         logs = self.tables.logs
         async with self.engine.begin() as conn:
             done = await conn.execute(
                 sa.update(logs)
                 .where(logs.c.task_id == task_id, logs.c.closed == sa.false())
-                .values(closed=True, closed_us=now_us())
+                .values(closed=True, closed_us=db_now_us())
             )
             if done.rowcount == 0:
                 exists = await conn.scalar(
@@ -174,7 +191,7 @@ class SqlEventLog(EventLog):
                 if exists is None:
                     await conn.execute(
                         sa.insert(logs).values(
-                            task_id=task_id, last_seq=0, closed=True, closed_us=now_us()
+                            task_id=task_id, last_seq=0, closed=True, closed_us=db_now_us()
                         )
                     )
         self.notify(task_id)
@@ -262,7 +279,7 @@ class SqlEventLog(EventLog):
         if self.retention is None:
             return 0
         logs, tasks = self.tables.logs, self.tables.tasks
-        cutoff = now_us() - int(self.retention * 1_000_000)
+        cutoff = db_now_us() - int(self.retention * 1_000_000)
         dropped = 0
         while True:
             async with self.engine.begin() as conn:

@@ -28,6 +28,7 @@ from a2a_core.server.backends import (
 )
 from a2a_core.types import TaskPushNotificationConfig
 
+from ._common import check_document, check_key
 from ._schema import Tables
 
 __all__ = ["SqlPushConfigStore"]
@@ -74,8 +75,10 @@ class SqlPushConfigStore(PushConfigStore):
             if not config.id:
                 new_id = config.task_id if not rows else uuid.uuid4().hex
                 config = msgspec.structs.replace(config, id=new_id)
+            check_key("config.id", config.id)
             held = config if self.cipher is None else self.cipher.encrypt(config)
             body = codec.encode(held).decode()
+            check_document(body, "config")
             where = (push.c.task_id == config.task_id, push.c.config_id == config.id)
             if any(row.config_id == config.id for row in rows):
                 await conn.execute(

@@ -1,15 +1,22 @@
-"""The SQL task store: :class:`SqlTaskStore`, a ``TaskStore`` and ``LoggedTaskStore``.
+"""The SQL task store: :class:`SqlTaskStore`, a ``TaskStore``, ``LoggedTaskStore`` and
+``BatchLoggedTaskStore``.
 
 A task is one row of ``tasks``: its ProtoJSON (``body``), and the columns ListTasks and
 the sweep need (tenant, owner, context, state, status time in microseconds, version, last
-seq, when it expires). Writes are versioned: a save reads the row ``FOR UPDATE``, and
-writes only if the version is the one the writer read (optimistic concurrency: the loser
-gets `ConcurrentUpdateError`, re-reads and re-applies, as the task writer does).
+seq, when it expires). Writes are versioned: a save writes only if the version is the one
+the writer read (optimistic concurrency: the loser gets `ConcurrentUpdateError`, re-reads
+and re-applies, as the task writer does).
 
-``create_logged`` and ``save_logged`` append the event to the task's log (`SqlEventLog`)
-in the same transaction as the write, and a terminal write closes the log there too: after
-a crash, the task and its log never disagree. ``save_logged`` queues the event's webhook
-jobs there too (``push_queue``, `a2a_sql.push_queue`): no logged event lacks them.
+``create_logged``, ``create_logged_many`` and ``save_logged`` append the events to the
+task's log (`SqlEventLog`) in the same transaction (on PostgreSQL: the same statement) as
+the write, and a terminal write closes the log there too: after a crash, the task and its
+log never disagree. They are the writes every event costs, so they are lean: see
+`SqlTaskStore.save_logged` and ``tests/sql/test_statements.py``.
+
+What the tables cannot hold (ids over `KEY_LENGTH` bytes, text with U+0000) is refused
+with InvalidParams (`SqlTaskStore.check_message`, before the agent runs).
+``save_logged`` queues the event's webhook jobs in that write too (``push_queue``,
+`a2a_sql.push_queue`): no logged event lacks them.
 
 ListTasks is a keyset read: ``WHERE <filters> AND (status_us, id) < cursor ORDER BY
 status_us DESC, id DESC LIMIT page + 1`` on the composite index that starts with the
@@ -25,6 +32,7 @@ drops them, in batches, with their event logs and push configs.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -47,10 +55,10 @@ from a2a_core.server.backends import (
     read_token,
     status_micros,
 )
-from a2a_core.types import StreamResponse, Task, TaskState
+from a2a_core.types import Message, StreamResponse, Task, TaskState
 
-from ._common import now_us
-from ._schema import Tables
+from ._common import check_document, check_key, db_now_plus, db_now_us
+from ._schema import Document, Key, Tables
 from .events import SqlEventLog, encode_event
 
 if TYPE_CHECKING:
@@ -65,6 +73,34 @@ _cursor_encoder: Final = msgspec.msgpack.Encoder()
 _cursor_decoder: Final = msgspec.msgpack.Decoder(tuple[int, str])
 _SCAN_CHUNK: Final = 200
 _SECRET_NAME: Final = "page_token_secret"
+
+
+#: SQLSTATE of the guard of `SqlTaskStore._build_save_pg`.
+_DIVISION_BY_ZERO: Final = "22012"
+
+
+def _is_sql(value: object) -> bool:
+    return isinstance(value, sa.ColumnElement)
+
+
+def _bound(columns: dict[str, Any]) -> dict[str, Any]:
+    """A statement's values for ``columns``: a parameter each (``c_<name>``), but the SQL
+    expressions (the expiry, on the database's clock) as they are."""
+    return {
+        name: value if _is_sql(value) else sa.bindparam(f"c_{name}")
+        for name, value in columns.items()
+    }
+
+
+def _params(columns: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """The parameters of a statement made with `_bound` ``columns``."""
+    params = {f"c_{name}": value for name, value in columns.items() if not _is_sql(value)}
+    params.update(more)
+    return params
+
+
+class _SlowPathError(Exception):
+    """The log of a logged save is not where its task says: roll back, take the slow path."""
 
 
 class SqlTaskStore(TaskStore):
@@ -92,21 +128,38 @@ class SqlTaskStore(TaskStore):
         self.ttl = ttl
         #: Where ``save_logged`` queues each event's webhook jobs (the backend sets it).
         self.push_queue: SqlPushQueue | None = None
+        self._dialect = engine.dialect.name
+        #: PostgreSQL's one-statement writes run without BEGIN/COMMIT (see `_statement`).
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._statements: dict[tuple[Any, ...], sa.Executable] = {}
         self._secret: bytes | None = None
 
     # -- writes --------------------------------------------------------------------------
 
+    def check_message(self, message: Message, *, tenant: str, owner: str) -> None:
+        """Refuse (-32602) a message whose task could not be stored: an id longer than
+        the key columns (`KEY_LENGTH` bytes), or text with U+0000 (see `check_document`).
+        The server asks before the agent runs (``CheckedTaskStore``); the writes check
+        again what the agent adds."""
+        check_key("message.contextId", message.context_id)
+        check_key("message.taskId", message.task_id)
+        check_key("tenant", tenant)
+        check_key("owner", owner)
+        check_document(codec.encode(message).decode())
+
     def _columns(self, task: Task) -> dict[str, Any]:
         state = task.status.state
-        expires = None
+        expires: sa.ColumnElement[int] | None = None
         if state.is_terminal and self.ttl is not None:
-            expires = now_us() + int(self.ttl * 1_000_000)
+            expires = db_now_plus(self.ttl)
+        body = codec.encode(task).decode()
+        check_document(body, "task")
         return {
             "context_id": task.context_id,
             "state": state.value,
             "status_us": status_micros(task.status.timestamp),
             "expires_us": expires,
-            "body": codec.encode(task).decode(),
+            "body": body,
         }
 
     async def create(
@@ -123,6 +176,10 @@ class SqlTaskStore(TaskStore):
     async def _insert(
         self, conn: AsyncConnection, task: Task, tenant: str, owner: str, last_seq: int
     ) -> None:
+        check_key("task.id", task.id)
+        check_key("task.contextId", task.context_id)
+        check_key("tenant", tenant)
+        check_key("owner", owner)
         await conn.execute(
             sa.insert(self.tables.tasks).values(
                 id=task.id,
@@ -138,18 +195,139 @@ class SqlTaskStore(TaskStore):
         self, task: Task, event: StreamResponse, *, tenant: str = "", owner: str = ""
     ) -> StoredTask:
         """`create`, with ``event`` appended to the task's log in the same transaction."""
-        body = encode_event(event)
+        return await self._create_logged(task, [encode_event(event)], tenant, owner, False)
+
+    async def create_logged_many(
+        self,
+        task: Task,
+        events: Sequence[StreamResponse],
+        *,
+        tenant: str = "",
+        owner: str = "",
+    ) -> StoredTask:
+        """`create_logged` with several events (a task answered at once: its three events
+        in one write, ``BatchLoggedTaskStore``); the log is closed if the task is terminal."""
+        bodies = [encode_event(event) for event in events]
+        return await self._create_logged(task, bodies, tenant, owner, task.status.state.is_terminal)
+
+    async def _create_logged(
+        self, task: Task, bodies: list[str], tenant: str, owner: str, closing: bool
+    ) -> StoredTask:
         log = self.event_log
+        last = len(bodies)
         try:
-            async with self.engine.begin() as conn:
-                # The task first (its last seq is its log's first): a taken id fails
-                # before anything is appended.
-                await self._insert(conn, task, tenant, owner, 1)
-                seq = await log.start(conn, task.id, body)
+            if self._dialect == "postgresql":
+                await self._create_logged_pg(task, tenant, owner, bodies, closing)
+            else:
+                async with self.engine.begin() as conn:
+                    # The task first (its last seq is its log's last): a taken id fails
+                    # before anything is appended. No ``SELECT ... FOR UPDATE`` of the log
+                    # row that does not exist yet: on MariaDB that takes a gap lock, and
+                    # concurrent creates deadlock on them.
+                    await self._insert(conn, task, tenant, owner, last)
+                    logs, events = self.tables.logs, self.tables.events
+                    await conn.execute(
+                        sa.insert(logs).values(
+                            task_id=task.id,
+                            last_seq=last,
+                            closed=closing,
+                            closed_us=db_now_us() if closing else None,
+                        )
+                    )
+                    await conn.execute(
+                        sa.insert(events),
+                        [
+                            {"task_id": task.id, "seq": seq, "body": body}
+                            for seq, body in enumerate(bodies, 1)
+                        ],
+                    )
         except IntegrityError:
             raise TaskExistsError(task.id) from None
+        if closing:
+            log.closed_by_write(task.id)
         log.notify(task.id)
-        return StoredTask(task=task, version=1, last_seq=seq, tenant=tenant, owner=owner)
+        return StoredTask(task=task, version=1, last_seq=last, tenant=tenant, owner=owner)
+
+    async def _create_logged_pg(
+        self, task: Task, tenant: str, owner: str, bodies: list[str], closing: bool
+    ) -> None:
+        """`create_logged` as one statement, on its own (a statement is atomic: no BEGIN
+        and COMMIT round trips): the task, its log's row and its events inserted together;
+        a taken id fails it whole."""
+        check_key("task.id", task.id)
+        check_key("task.contextId", task.context_id)
+        check_key("tenant", tenant)
+        check_key("owner", owner)
+        columns = self._columns(task)
+        statement = self._statement(
+            ("create", len(bodies), closing),
+            columns,
+            lambda columns: self._build_create_pg(columns, len(bodies), closing),
+        )
+        params = _params(columns, p_id=task.id, p_tenant=tenant, p_owner=owner)
+        params.update({f"p_event{seq}": body for seq, body in enumerate(bodies, 1)})
+        async with self._autocommit.connect() as conn:
+            await conn.execute(statement, params)
+
+    def _build_create_pg(self, columns: dict[str, Any], count: int, closing: bool) -> sa.Executable:
+        t, logs, events = self.tables.tasks, self.tables.logs, self.tables.events
+        created = (
+            sa.insert(t)
+            .values(
+                id=sa.bindparam("p_id", type_=Key()),
+                tenant=sa.bindparam("p_tenant"),
+                owner=sa.bindparam("p_owner"),
+                version=1,
+                last_seq=count,
+                **_bound(columns),
+            )
+            .returning(t.c.id)
+            .cte("created")
+        )
+        started = (
+            sa.insert(logs)
+            .from_select(
+                ["task_id", "last_seq", "closed", "closed_us"],
+                sa.select(
+                    created.c.id,
+                    sa.literal(count),
+                    sa.true() if closing else sa.false(),
+                    db_now_us() if closing else sa.null(),
+                ),
+            )
+            .returning(logs.c.task_id)
+            .cte("started")
+        )
+        rows = [
+            sa.select(
+                created.c.id,
+                sa.literal(seq),
+                sa.bindparam(f"p_event{seq}", type_=Document()),
+            )
+            for seq in range(1, count + 1)
+        ]
+        logged = (
+            sa.insert(events)
+            .from_select(["task_id", "seq", "body"], rows[0] if count == 1 else sa.union_all(*rows))
+            .returning(events.c.seq)
+            .cte("logged")
+        )
+        return sa.select(sa.func.count()).select_from(logged).add_cte(created, started, logged)
+
+    def _statement(
+        self,
+        kind: object,
+        columns: dict[str, Any],
+        build: Callable[[dict[str, Any]], sa.Executable],
+    ) -> sa.Executable:
+        """A statement built once per shape (which columns, which of them SQL expressions)
+        and then only executed: SQLAlchemy's cache key of a CTE this size costs more than
+        the database takes to run it."""
+        key = (kind, *((name, _is_sql(value)) for name, value in columns.items()))
+        statement = self._statements.get(key)
+        if statement is None:
+            statement = self._statements[key] = build(columns)
+        return statement
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """Replace the task if it is still at ``expected_version``, else
@@ -161,27 +339,211 @@ class SqlTaskStore(TaskStore):
         self, task: Task, event: StreamResponse, *, expected_version: int
     ) -> StoredTask:
         """`save`, with ``event`` appended in the same transaction (not if the version is
-        wrong); a terminal write closes the log too. `EventLogClosedError` if it is closed."""
+        wrong); a terminal write closes the log too. `EventLogClosedError` if it is closed.
+
+        The write every event costs, so it is lean (see ``tests/sql/test_statements.py``):
+        one statement on PostgreSQL (`_save_logged_pg`, not even in a transaction of its
+        own), three on SQLite, four on MySQL, where it was five; `_save_logged_slow`, the
+        general one, only when the log is not where the task says (closed, missing, or
+        appended to apart from the task)."""
         body = encode_event(event)
+        columns = self._columns(task)
+        closing = task.status.state.is_terminal
         log = self.event_log
-        async with self.engine.begin() as conn:
-            row = await self._lock(conn, task.id, expected_version)
-            seq = await log.next_seq(conn, task.id, closing=task.status.state.is_terminal)
-            await log.insert(conn, task.id, seq, body)
-            stored = await self._update(conn, task, expected_version, seq, row)
-            if self.push_queue is not None and row.has_push:
-                await self.push_queue.enqueue(conn, task, seq)
+        try:
+            if self._dialect == "postgresql":
+                stored = await self._save_logged_pg(task, body, columns, closing, expected_version)
+            else:
+                async with self.engine.begin() as conn:
+                    stored = await self._save_logged_fast(
+                        conn, task, body, columns, closing, expected_version
+                    )
+        except _SlowPathError:
+            async with self.engine.begin() as conn:
+                stored = await self._save_logged_slow(
+                    conn, task, body, columns, closing, expected_version
+                )
+        if closing:
+            log.closed_by_write(task.id)
         log.notify(task.id)
         return stored
 
+    async def _save_logged_pg(
+        self, task: Task, body: str, columns: dict[str, Any], closing: bool, expected: int
+    ) -> StoredTask:
+        """The logged save as one statement (`_build_save_pg`), atomic on its own."""
+        queued = self.push_queue is not None
+        statement = self._statement(
+            ("save-closing" if closing else "save", queued),
+            columns,
+            lambda columns: self._build_save_pg(columns, closing, queued),
+        )
+        params = _params(columns, p_id=task.id, p_expected=expected, p_event=body)
+        try:
+            async with self._autocommit.connect() as conn:
+                row = (await conn.execute(statement, params)).first()
+        except sa.exc.DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) == _DIVISION_BY_ZERO:
+                raise _SlowPathError from None
+            raise
+        if row is None:
+            raise ConcurrentUpdateError(f"task {task.id!r} is not stored at version {expected}")
+        return StoredTask(
+            task=task,
+            version=expected + 1,
+            last_seq=int(row.last_seq),
+            tenant=row.tenant,
+            owner=row.owner,
+        )
+
+    def _build_save_pg(self, columns: dict[str, Any], closing: bool, queued: bool) -> sa.Executable:
+        """The versioned update of the task (which locks its row: the lock order of every
+        write, task then log) takes the next seq from the task's row; the log's row moves
+        to it only if it was at the one before and open; the event is inserted with it.
+        A stale version updates nothing: no row comes back (`ConcurrentUpdateError`). A
+        log not where the task says inserts no event, and then the statement divides by
+        zero on purpose: its error undoes the whole statement (the task's update too), and
+        `_save_logged_slow` takes over. With a push queue (``queued``), a task that has
+        webhooks takes that path too: it queues the event's jobs in its transaction."""
+        t, logs, events = self.tables.tasks, self.tables.logs, self.tables.events
+        task_id = sa.bindparam("p_id", type_=Key())
+        expected = sa.bindparam("p_expected", type_=sa.Integer())
+        moved = (
+            sa.update(t)
+            .where(t.c.id == task_id, t.c.version == expected)
+            .values(version=expected + 1, last_seq=t.c.last_seq + 1, **_bound(columns))
+            .returning(t.c.last_seq, t.c.tenant, t.c.owner)
+            .cte("moved")
+        )
+        log_values: dict[str, Any] = {"last_seq": moved.c.last_seq}
+        if closing:
+            log_values.update(closed=True, closed_us=db_now_us())
+        advanced = (
+            sa.update(logs)
+            .where(
+                logs.c.task_id == task_id,
+                logs.c.closed == sa.false(),
+                logs.c.last_seq == moved.c.last_seq - 1,
+            )
+            .values(**log_values)
+            .returning(logs.c.last_seq)
+            .cte("advanced")
+        )
+        logged = (
+            sa.insert(events)
+            .from_select(
+                ["task_id", "seq", "body"],
+                sa.select(task_id, advanced.c.last_seq, sa.bindparam("p_event", type_=Document())),
+            )
+            .returning(events.c.seq)
+            .cte("logged")
+        )
+        divisor: sa.ColumnElement[Any] = (
+            sa.select(sa.func.count()).select_from(logged).scalar_subquery()
+        )
+        if queued:
+            push = self.tables.push_configs
+            has_push = sa.exists().where(push.c.task_id == task_id)
+            divisor = divisor * sa.case((has_push, 0), else_=1)
+        guard = sa.literal(1) / divisor
+        return sa.select(
+            moved.c.last_seq, moved.c.tenant, moved.c.owner, guard.label("guard")
+        ).add_cte(moved, advanced, logged)
+
+    async def _save_logged_fast(
+        self,
+        conn: AsyncConnection,
+        task: Task,
+        body: str,
+        columns: dict[str, Any],
+        closing: bool,
+        expected: int,
+    ) -> StoredTask:
+        """The logged save in three statements (SQLite: the versioned update returns the
+        task's new last seq) or four (MySQL: no ``UPDATE ... RETURNING``, so the task's
+        row is read ``FOR UPDATE`` first); the same rules as `_save_logged_pg`."""
+        t = self.tables.tasks
+        if self._dialect == "sqlite":
+            row = (
+                await conn.execute(
+                    sa.update(t)
+                    .where(t.c.id == task.id, t.c.version == expected)
+                    .values(version=expected + 1, last_seq=t.c.last_seq + 1, **columns)
+                    .returning(t.c.last_seq, t.c.tenant, t.c.owner, self._has_push(t))
+                )
+            ).first()
+            if row is None:
+                raise ConcurrentUpdateError(f"task {task.id!r} is not stored at version {expected}")
+            seq = int(row.last_seq)
+        else:
+            row = (
+                await conn.execute(
+                    sa.select(t.c.version, t.c.last_seq, t.c.tenant, t.c.owner, self._has_push(t))
+                    .where(t.c.id == task.id)
+                    .with_for_update()
+                )
+            ).first()
+            if row is None or row.version != expected:
+                raise ConcurrentUpdateError(f"task {task.id!r} is not stored at version {expected}")
+            seq = int(row.last_seq) + 1
+        logs = self.tables.logs
+        log_values: dict[str, Any] = {"last_seq": seq}
+        if closing:
+            log_values.update(closed=True, closed_us=db_now_us())
+        advanced = await conn.execute(
+            sa.update(logs)
+            .where(
+                logs.c.task_id == task.id,
+                logs.c.closed == sa.false(),
+                logs.c.last_seq == seq - 1,
+            )
+            .values(**log_values)
+        )
+        if advanced.rowcount != 1:
+            raise _SlowPathError
+        await self.event_log.insert(conn, task.id, seq, body)
+        if self.push_queue is not None and row.has_push:
+            await self.push_queue.enqueue(conn, task, seq)
+        if self._dialect != "sqlite":
+            await conn.execute(
+                sa.update(t)
+                .where(t.c.id == task.id)
+                .values(version=expected + 1, last_seq=seq, **columns)
+            )
+        return StoredTask(
+            task=task, version=expected + 1, last_seq=seq, tenant=row.tenant, owner=row.owner
+        )
+
+    async def _save_logged_slow(
+        self,
+        conn: AsyncConnection,
+        task: Task,
+        body: str,
+        columns: dict[str, Any],
+        closing: bool,
+        expected: int,
+    ) -> StoredTask:
+        """The logged save whatever state the log is in: read both rows ``FOR UPDATE``."""
+        log = self.event_log
+        row = await self._lock(conn, task.id, expected)
+        seq = await log.next_seq(conn, task.id, closing=closing)
+        await log.insert(conn, task.id, seq, body)
+        stored = await self._update(conn, task, expected, seq, row, columns)
+        if self.push_queue is not None and row.has_push:
+            await self.push_queue.enqueue(conn, task, seq)
+        return stored
+
+    def _has_push(self, tasks: sa.Table) -> sa.ColumnElement[bool]:
+        """Whether the task has webhooks, read with its row: a task without any (most)
+        costs its logged writes no query of the push queue."""
+        push = self.tables.push_configs
+        return sa.exists().where(push.c.task_id == tasks.c.id).label("has_push")
+
     async def _lock(self, conn: AsyncConnection, task_id: str, expected: int) -> Any:
-        tasks, push = self.tables.tasks, self.tables.push_configs
-        # Whether the task has webhooks comes with the lock: a task without any (most)
-        # costs its logged writes no query of the push queue.
-        has_push = sa.exists().where(push.c.task_id == tasks.c.id).label("has_push")
+        tasks = self.tables.tasks
         row = (
             await conn.execute(
-                sa.select(tasks.c.version, tasks.c.tenant, tasks.c.owner, has_push)
+                sa.select(tasks.c.version, tasks.c.tenant, tasks.c.owner, self._has_push(tasks))
                 .where(tasks.c.id == task_id)
                 .with_for_update()
             )
@@ -201,6 +563,7 @@ class SqlTaskStore(TaskStore):
         expected: int,
         last_seq: int,
         row: Any = None,
+        columns: dict[str, Any] | None = None,
     ) -> StoredTask:
         if row is None:
             row = await self._lock(conn, task.id, expected)
@@ -208,7 +571,11 @@ class SqlTaskStore(TaskStore):
         done = await conn.execute(
             sa.update(tasks)
             .where(tasks.c.id == task.id, tasks.c.version == expected)
-            .values(version=expected + 1, last_seq=last_seq, **self._columns(task))
+            .values(
+                version=expected + 1,
+                last_seq=last_seq,
+                **(self._columns(task) if columns is None else columns),
+            )
         )
         if done.rowcount != 1:  # only where FOR UPDATE locks nothing (SQLite)
             raise ConcurrentUpdateError(f"task {task.id!r} changed meanwhile")
@@ -374,7 +741,7 @@ class SqlTaskStore(TaskStore):
                 ids = list(
                     await conn.scalars(
                         sa.select(t.id)
-                        .where(t.expires_us <= now_us())
+                        .where(t.expires_us <= db_now_us())
                         .order_by(t.expires_us)
                         .limit(batch)
                     )

@@ -564,8 +564,11 @@ class A2AServer:
         task_id = existing.id if existing else new_id()
         context_id = existing.context_id if existing else (message.context_id or new_id())
         message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)
+        owner = self.task_owner(call) if self.task_owner is not None else ""
         # Refused before anything is written or the agent is called: InvalidParams.
         self.storage.limits.admit(message, existing, last_seq)
+        if self.storage.check_message is not None:
+            self.storage.check_message(message, tenant=call.tenant, owner=owner)
         invocation = Invocation(
             message=message,
             task_id=task_id,
@@ -573,7 +576,7 @@ class A2AServer:
             task=existing,
             configuration=request.configuration,
             call=call,
-            owner=self.task_owner(call) if self.task_owner is not None else "",
+            owner=owner,
         )
         execution = Execution(
             self.runtime, invocation, eager=eager or existing is not None, loop=background.loop

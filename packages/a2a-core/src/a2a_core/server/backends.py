@@ -7,15 +7,17 @@ in one place:
 - `Backend`, the value ``A2AServer(backend=...)`` takes (its ``store``, ``event_log``,
   ``push_config_store``, ``push_sender`` and ``services``), and `InMemoryBackend`, the
   default;
-- the **protocols** a backend's parts implement: `TaskStore` (and the optional `ImmediateTaskStore`
-  and `LoggedTaskStore`), `EventLog` (and the optional `ImmediateEventLog` and
-  `MeasuredEventLog`), `PushConfigStore`, `PushSender` (and the optional
-  `LoggedPushSender`), with their values (`StoredTask`,
-  `TaskQuery`, `TaskPage`, `LoggedEvent`, `PushTarget`, `VisibleFilter`);
+- the **protocols** a backend's parts implement: `TaskStore` (and the optional
+  `ImmediateTaskStore`, `LoggedTaskStore`, `BatchLoggedTaskStore` and `CheckedTaskStore`),
+  `EventLog` (and the optional `ImmediateEventLog` and `MeasuredEventLog`),
+  `PushConfigStore`, `PushSender` (and the optional `LoggedPushSender`), with their values
+  (`StoredTask`, `TaskQuery`, `TaskPage`, `LoggedEvent`, `PushTarget`, `VisibleFilter`);
 - the **errors** they raise, which the runtime expects: `ConcurrentUpdateError` (a write on a
   stale version), `TaskExistsError`, `InvalidPageTokenError`, `EventLogClosedError` (an
   append after the task finished: an expected race with a shared backend),
-  `PushConfigLimitError`;
+  `PushConfigLimitError`; and `BackendUnavailableError`, what a backend raises when its
+  store cannot be reached (-32603 "Task store unavailable", 503 on REST), with `OutageLog`
+  to log each outage once rather than each failed request;
 - the **page tokens** of ListTasks (`make_token`, `read_token`, `query_scope`,
   `status_micros`, `NO_TIMESTAMP`), so that every store pages the same way;
 - `Service`, how a backend runs its background work under the server's lifespan, given a
@@ -41,6 +43,7 @@ from a2a_core.server.events import (
     LoggedEvent,
     MeasuredEventLog,
 )
+from a2a_core.server.outages import BackendUnavailableError, OutageLog
 from a2a_core.server.page_tokens import (
     NO_TIMESTAMP,
     make_token,
@@ -58,6 +61,8 @@ from a2a_core.server.push import (
 from a2a_core.server.push_delivery import PushAttempt, WebhookPushSender
 from a2a_core.server.push_secrets import PushSecretCipher, PushSecretError, redact_push_config
 from a2a_core.server.store import (
+    BatchLoggedTaskStore,
+    CheckedTaskStore,
     ConcurrentUpdateError,
     ImmediateTaskStore,
     InvalidPageTokenError,
@@ -74,6 +79,9 @@ __all__ = [
     "NO_TIMESTAMP",
     "A2AServer",
     "Backend",
+    "BackendUnavailableError",
+    "BatchLoggedTaskStore",
+    "CheckedTaskStore",
     "ConcurrentUpdateError",
     "EventLog",
     "EventLogClosedError",
@@ -86,6 +94,7 @@ __all__ = [
     "LoggedTaskStore",
     "MeasuredEventLog",
     "PushAttempt",
+    "OutageLog",
     "PushConfigLimitError",
     "PushConfigStore",
     "PushSecretCipher",

@@ -30,6 +30,7 @@ from a2a_core.server.agent import Agent, AuthRequired, InputRequired
 from a2a_core.server.context import TaskContext
 from a2a_core.server.limits import TaskLimitError
 from a2a_core.server.messages import Invocation, agent_message
+from a2a_core.server.outages import BackendUnavailableError
 from a2a_core.server.storage import Storage
 from a2a_core.server.store import StoredTask
 from a2a_core.server.writes import TaskHandle, TaskLostError, TaskWriter
@@ -194,9 +195,11 @@ class Execution:
         except TaskLimitError:
             pass  # the task went over a limit: it failed saying so, and the agent stops
         except A2AError as exc:
-            if self.task.writer is None:
+            if self.task.writer is None or isinstance(exc, BackendUnavailableError):
+                # A store that went away: a request still waiting gets that error, never
+                # a state of the task that was not stored.
                 self.error = exc
-            else:
+            if self.task.writer is not None:
                 await self._fail(exc)
         except Exception as exc:
             logger.exception("agent raised while handling task %s", self.task_id)
@@ -335,5 +338,8 @@ class Execution:
                 writer = await self.task.ensure()
                 if writer.task.status.state not in TERMINAL_STATES:
                     await writer.status(TaskState.FAILED, self.context.agent_message(text))
+            except BackendUnavailableError:
+                # The backend logged the outage once; no traceback per task.
+                logger.debug("could not record the failure of task %s", self.task_id)
             except Exception:
                 logger.exception("could not record the failure of task %s", self.task_id)

@@ -30,7 +30,13 @@ from a2a_core.server.limits import TaskLimits
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.messages import Invocation
 from a2a_core.server.push import LoggedPushSender, PushConfigStore, PushSender
-from a2a_core.server.store import ImmediateTaskStore, LoggedTaskStore, TaskStore
+from a2a_core.server.store import (
+    BatchLoggedTaskStore,
+    CheckedTaskStore,
+    ImmediateTaskStore,
+    LoggedTaskStore,
+    TaskStore,
+)
 from a2a_core.types import StreamResponse, Task
 
 __all__ = ["Storage"]
@@ -62,6 +68,8 @@ class Storage:
         self._immediate: tuple[ImmediateTaskStore, ImmediateEventLog] | None = None
         if isinstance(store, ImmediateTaskStore) and isinstance(events, ImmediateEventLog):
             self._immediate = (store, events)
+        #: What the store cannot hold, when it says (see ``CheckedTaskStore``).
+        self.check_message = store.check_message if isinstance(store, CheckedTaskStore) else None
         #: The store, when it keeps this event log itself: events are then appended and
         #: tasks written in one step (see :class:`~a2a_core.server.store.LoggedTaskStore`).
         self.logged_store: LoggedTaskStore | None = None
@@ -70,6 +78,10 @@ class Storage:
         # Whether push_sender (it may be set later) is a LoggedPushSender fed by that store.
         self._sender_seen: PushSender | None = None
         self._sender_logged = False
+        #: The logged store, when it also creates a task with several events at once.
+        self.batch_store: BatchLoggedTaskStore | None = None
+        if isinstance(self.logged_store, BatchLoggedTaskStore):
+            self.batch_store = self.logged_store
 
     def immediate(self, task_id: str) -> tuple[ImmediateTaskStore, ImmediateEventLog] | None:
         """The store and log, when a change of this task can be recorded without waiting:

@@ -10,16 +10,18 @@ never lose each other's updates (optimistic concurrency); the in-memory store in
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import msgspec
 
 from a2a_core.server.events import EventLog
-from a2a_core.types import StreamResponse, Task, TaskState
+from a2a_core.types import Message, StreamResponse, Task, TaskState
 
 __all__ = [
+    "BatchLoggedTaskStore",
+    "CheckedTaskStore",
     "ConcurrentUpdateError",
     "ImmediateTaskStore",
     "InvalidPageTokenError",
@@ -161,6 +163,47 @@ class LoggedTaskStore(TaskStore, Protocol):
         """``save`` with ``event`` appended to the task's log in the same step;
         :class:`ConcurrentUpdateError` as ``save`` (nothing is appended), and
         `EventLogClosedError` if the log is closed (as ``EventLog.append``)."""
+        ...
+
+
+@runtime_checkable
+class BatchLoggedTaskStore(LoggedTaskStore, Protocol):
+    """A logged store that creates a task with several events at once (optional;
+    ``a2a_sql`` is one).
+
+    An agent that answers at once (returns text, parts or an artifact) gives a new task
+    three events: the task submitted, its artifact, completed. No reader can see the task
+    before it is created, so the server writes the three in one step when the store can:
+    a networked store saves two round trips (and two commits) per such request.
+    """
+
+    async def create_logged_many(
+        self,
+        task: Task,
+        events: Sequence[StreamResponse],
+        *,
+        tenant: str = "",
+        owner: str = "",
+    ) -> StoredTask:
+        """``create_logged`` of ``task`` (its final state) with ``events`` as the first
+        entries of its log (seqs 1 to n), the log closed when the task is terminal;
+        :class:`TaskExistsError` if the id is taken (nothing is appended)."""
+        ...
+
+
+@runtime_checkable
+class CheckedTaskStore(TaskStore, Protocol):
+    """A store that cannot hold every value the protocol allows (optional; ``a2a_sql``'s
+    ids have a length limit, PostgreSQL's JSONB no U+0000).
+
+    The server asks it about each message before anything is written or the agent is
+    called, so such a message is refused with -32602 InvalidParams, as every other bad
+    input, rather than failing its task half-way.
+    """
+
+    def check_message(self, message: Message, *, tenant: str, owner: str) -> None:
+        """Raise `~a2a_core.errors.InvalidParamsError` if the task the message starts or
+        continues (its ``contextId`` set) could not be stored."""
         ...
 
 

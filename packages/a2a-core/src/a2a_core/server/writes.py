@@ -37,6 +37,7 @@ import msgspec
 
 from a2a_core.errors import (
     InternalError,
+    InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -386,6 +387,15 @@ class TaskHandle:
                 if store[0].evictions_pending:
                     await store[0].notify_evicted()
                 return
+            try:
+                stored = await _create_answered_batch(self._storage, self._invocation, artifact)
+            except InvalidParamsError:
+                # The store cannot hold the answer (and wrote nothing): the general path
+                # creates the task, then fails it on the artifact, as any agent error.
+                stored = None
+            if stored is not None:
+                self._created(TaskWriter(self._storage, stored))
+                return
         writer = await self.ensure()
         if writer.task.status.state not in TERMINAL_STATES:
             await writer.artifact(artifact)
@@ -454,27 +464,20 @@ async def _follow_up(storage: Storage, invocation: Invocation) -> TaskWriter:
     return writer
 
 
-def _create_answered(
+def _answered(
     storage: Storage, invocation: Invocation, artifact: Artifact
-) -> tuple[ImmediateTaskStore, StoredTask] | None:
-    """Create a new task already answered with ``artifact``, in one store write; ``None``
-    when the store, the log or a webhook need the general path, or when the artifact is over
-    the limits (the general path fails the task then).
-
-    The log gets the same three events as on the general path (the task, submitted; its
-    artifact; completed), but the store is written once instead of three times. Nothing can
-    tell the difference: the general path would not suspend in between either, so no reader
-    could see the intermediate states.
-    """
+) -> tuple[Task, tuple[StreamResponse, ...]] | None:
+    """A new task already answered with ``artifact`` (its final state) and the three events
+    of its log (the task, submitted; its artifact; completed), as the general path would
+    write them; ``None`` when the general path is needed: a follow-up, a webhook, an
+    artifact over the limits (the general path fails the task then)."""
     config = invocation.configuration
     if invocation.task is not None or (
         config is not None and config.task_push_notification_config is not None
     ):
         return None
-    immediate = storage.immediate(invocation.task_id)
-    if immediate is None or not storage.limits.fits_answer(artifact):
+    if not storage.limits.fits_answer(artifact):
         return None
-    store, log = immediate
     now = utc_now()
     task = Task(
         id=invocation.task_id,
@@ -497,7 +500,27 @@ def _create_answered(
         ),
     )
     # What folding the two events in gives (SUBMITTED -> COMPLETED is always legal).
-    task = msgspec.structs.replace(task, status=completed, artifacts=[artifact])
+    return msgspec.structs.replace(task, status=completed, artifacts=[artifact]), events
+
+
+def _create_answered(
+    storage: Storage, invocation: Invocation, artifact: Artifact
+) -> tuple[ImmediateTaskStore, StoredTask] | None:
+    """Create a new task already answered with ``artifact``, in one store write; ``None``
+    when the store, the log or a webhook need the general path (see `_answered`).
+
+    The log gets the same three events as on the general path, but the store is written
+    once instead of three times. Nothing can tell the difference: the general path would
+    not suspend in between either, so no reader could see the intermediate states.
+    """
+    immediate = storage.immediate(invocation.task_id)
+    if immediate is None:
+        return None
+    answered = _answered(storage, invocation, artifact)
+    if answered is None:
+        return None
+    store, log = immediate
+    task, events = answered
     seq = 0
     for event in events:
         seq = log.append_now(task.id, event)
@@ -506,3 +529,24 @@ def _create_answered(
     )
     log.close_now(task.id)
     return store, stored
+
+
+async def _create_answered_batch(
+    storage: Storage, invocation: Invocation, artifact: Artifact
+) -> StoredTask | None:
+    """`_create_answered` for a networked store that creates a task with several events in
+    one step (``BatchLoggedTaskStore``): one round trip instead of three. No reader can
+    see the task before it exists, so none could have seen the states in between."""
+    batch = storage.batch_store
+    if batch is None:
+        return None
+    answered = _answered(storage, invocation, artifact)
+    if answered is None:
+        return None
+    task, events = answered
+    with anyio.CancelScope(shield=True):
+        stored = await batch.create_logged_many(
+            task, events, tenant=invocation.call.tenant, owner=invocation.owner
+        )
+        await storage.events.close(task.id)
+    return stored

@@ -1,0 +1,94 @@
+"""The database being unreachable, as the core understands it: `BackendUnavailableError`.
+
+`watch_faults` hooks the engine once, so that every statement of the backend (and of any
+code on the same engine) is covered without a ``try`` around each:
+
+- ``handle_error``: a failure SQLAlchemy sees as a lost connection (the server restarted,
+  ``pg_terminate_backend``, a proxy or the network cut it), one the server reports as its
+  going away (PostgreSQL's SQLSTATE class 08, 57P01..57P03, 53300; MySQL's 1040, 1053...),
+  or any failure to connect, is raised as `BackendUnavailableError`. SQLAlchemy still
+  invalidates the connection (and, on a disconnect, the pool's older ones), so the next
+  checkout connects afresh: the server recovers by itself once the database is back. A
+  failed pre-ping is left alone: the pool reconnects transparently, and only a failed
+  reconnect is an outage.
+- ``do_connect``: a driver that fails to connect with a plain ``OSError`` or timeout
+  (asyncpg's "connection refused") rather than a DB-API error is answered the same; a
+  connect that succeeds ends the outage in the log.
+
+On SQLite, a file locked by another process past ``busy_timeout`` (5 s), or one that cannot
+be opened or written, is an outage too. Other errors (a constraint, a deadlock, a bug) are
+not outages and pass unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Dialect, ExceptionContext
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from a2a_core.server.backends import OutageLog
+
+__all__ = ["watch_faults"]
+
+#: What a driver raises, outside the DB-API hierarchy, when the server is not there.
+_NETWORK: Final = (OSError, TimeoutError)
+#: SQLite's own outages: another process held the file locked past ``busy_timeout``, or
+#: the file cannot be opened or written (its disk or folder went away).
+_SQLITE_DOWN: Final = ("database is locked", "unable to open database file", "disk i/o error")
+
+
+#: PostgreSQL's SQLSTATEs of a server going away or refusing work for now: connection
+#: exceptions (class 08), shutdown by an administrator or a crash, not accepting
+#: connections yet, no connection slot left. The driver may report them before it notices
+#: the connection closed (what `ctx.is_disconnect` reads).
+_PG_GOING_AWAY: Final = frozenset({"57P01", "57P02", "57P03", "53300"})
+#: MySQL/MariaDB's error codes of the same: server shutdown in progress, too many
+#: connections, connection killed.
+_MYSQL_GOING_AWAY: Final = frozenset({1053, 1040, 1927, 2002, 2003, 2006, 2013})
+
+
+def _server_going_away(exc: BaseException) -> bool:
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str):
+        return sqlstate.startswith("08") or sqlstate in _PG_GOING_AWAY
+    args: tuple[Any, ...] = getattr(exc, "args", ())
+    return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_GOING_AWAY
+
+
+def _sqlite_unavailable(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(symptom in text for symptom in _SQLITE_DOWN)
+
+
+def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
+    """Translate the engine's connection failures (see the module docstring)."""
+
+    def on_error(ctx: ExceptionContext) -> None:
+        original = ctx.original_exception
+        if ctx.is_pre_ping or not isinstance(original, Exception):
+            # A cancellation (SQLAlchemy counts it as a disconnect, to drop the connection
+            # it interrupted) must stay one; a failed pre-ping is the pool's to retry.
+            return
+        connecting = ctx.connection is None
+        if (
+            ctx.is_disconnect
+            or isinstance(original, _NETWORK)
+            or (connecting and isinstance(ctx.sqlalchemy_exception, sa.exc.DBAPIError))
+            or _server_going_away(original)
+            or (ctx.dialect.name == "sqlite" and _sqlite_unavailable(original))
+        ):
+            raise outages.failed(original, "connecting" if connecting else "running a statement")
+
+    def on_connect(dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:
+        try:
+            connection = dialect.connect(*cargs, **cparams)
+        except _NETWORK as exc:
+            raise outages.failed(exc, "connecting") from None
+        outages.recovered()
+        return connection
+
+    event.listen(engine.sync_engine, "handle_error", on_error)
+    event.listen(engine.sync_engine, "do_connect", on_connect)
