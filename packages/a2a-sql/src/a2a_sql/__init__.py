@@ -7,19 +7,24 @@
 Tasks (ProtoJSON in a JSON column, with indexed columns for ListTasks), their event logs
 (written in the same transaction as the task) and webhook configs, on SQLAlchemy 2's
 asyncio Core; the schema ships as Alembic migrations (``python -m a2a_sql upgrade URL``).
-One server process per database and prefix for now. See ``docs/storage.md``.
+PostgreSQL serves several replicas (``LISTEN/NOTIFY``, leases, cancel across replicas);
+SQLite and MySQL/MariaDB one server process per database and prefix. See
+``docs/storage.md``.
 """
 
 from ._schema import KEY_LENGTH, Tables
-from .backend import RESTART_TEXT, SqlBackend
+from .backend import HOST_LOST_TEXT, RESTART_TEXT, SqlBackend
 from .events import SqlEventLog
 from .migrate import SchemaError, check_schema, head_revision, upgrade
 from .push import SqlPushConfigStore
+from .replicas import Replicas
 from .store import SqlTaskStore
 
 __all__ = [
+    "HOST_LOST_TEXT",
     "KEY_LENGTH",
     "RESTART_TEXT",
+    "Replicas",
     "SchemaError",
     "SqlBackend",
     "SqlEventLog",

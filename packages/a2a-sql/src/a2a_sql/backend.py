@@ -8,18 +8,30 @@ asyncio engine and runs, while the server runs, a service that:
 - applies the **restart rule**: the tasks a previous run left submitted or working (its
   agents died with it) are failed with the status message `RESTART_TEXT`, through the
   server's writer (`A2AServer.fail_task`), so their logs end and clients see why;
+- on PostgreSQL, runs this replica's part of a multi-replica server (`a2a_sql.replicas`):
+  the ``LISTEN`` connection that wakes followers of other replicas' writes and cancels
+  agents whose task was finished elsewhere, the lease, and the reaper that fails the
+  running tasks of replicas whose lease ran out (`HOST_LOST_TEXT`);
 - sweeps expired terminal tasks (and orphan closed logs) every ``sweep_interval``;
 - disposes of the engine when the server stops.
 
-The restart rule assumes **one server process per database and prefix**: a second
-replica starting would fail the first one's running tasks. Several replicas need leases,
-a later step.
+SQLite and MySQL/MariaDB are **single-replica** backends: one server process per database
+and prefix. Their restart rule fails every task left running, which would fail a second
+live process's tasks; and they have no cross-process wake-ups.
+
+On PostgreSQL the restart rule cannot be "every running task": other live replicas run
+some of them. There it fails only what nobody alive runs: the tasks of this replica's
+previous run (its ``replica_id`` is stable, e.g. a pod name), those without a runner
+(written before the schema had one) and those of a runner without a lease row. A previous
+run under another id (the default id is random) is failed by the reaper once its lease runs
+out, within ``lease_ttl + reap_interval`` of its death, like any lost replica's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -39,9 +51,10 @@ from ._schema import Tables
 from .events import SqlEventLog
 from .migrate import check_schema
 from .push import SqlPushConfigStore
+from .replicas import HOST_LOST_TEXT, Replicas
 from .store import SqlTaskStore
 
-__all__ = ["RESTART_TEXT", "SqlBackend"]
+__all__ = ["HOST_LOST_TEXT", "RESTART_TEXT", "SqlBackend"]
 
 logger = logging.getLogger("a2a_sql")
 
@@ -66,6 +79,15 @@ class SqlBackend:
     :param push_sender: webhook delivery of your own (``None``: the server's own).
     :param push_secret_keys: Fernet keys, newest first, to keep webhook secrets encrypted.
     :param engine_options: more arguments of ``create_async_engine`` (pool sizes...).
+    :param replica_id: this replica's name on PostgreSQL, unique among live replicas
+        (random by default; a stable one, e.g. the pod name, lets a restarted replica fail
+        its previous run's tasks at once).
+    :param lease_ttl: PostgreSQL: seconds without a lease renewal after which a replica
+        counts as dead (renewed every ``lease_ttl / 3``). 10 s rides out a GC pause, a
+        slow database or a short failover while bounding a dead replica's tasks to about
+        12 s.
+    :param reap_interval: PostgreSQL: seconds between looks for run-out leases
+        (``None``: ``lease_ttl / 4``; a look is one indexed ``UPDATE``).
     """
 
     def __init__(
@@ -83,7 +105,12 @@ class SqlBackend:
         push_sender: PushSender | None = None,
         push_secret_keys: Sequence[str | bytes] = (),
         engine_options: Mapping[str, Any] | None = None,
+        replica_id: str | None = None,
+        lease_ttl: float = 10.0,
+        reap_interval: float | None = None,
     ) -> None:
+        if lease_ttl <= 0:
+            raise ValueError("lease_ttl must be > 0")
         self.engine = make_engine(url, **dict(engine_options or {}))
         self.tables = Tables(prefix)
         self.prefix = prefix
@@ -94,7 +121,17 @@ class SqlBackend:
         self.sweep_batch = sweep_batch
         cipher = PushSecretCipher(push_secret_keys) if push_secret_keys else None
         self._event_log = SqlEventLog(self.engine, self.tables, retention=log_retention)
-        self._store = SqlTaskStore(self.engine, self.tables, self._event_log, ttl=task_ttl)
+        #: This replica's name: the ``runner`` of the running tasks it writes.
+        self.replica_id = replica_id or uuid.uuid4().hex
+        self.lease_ttl = lease_ttl
+        self.reap_interval = reap_interval if reap_interval is not None else lease_ttl / 4
+        self._store = SqlTaskStore(
+            self.engine,
+            self.tables,
+            self._event_log,
+            ttl=task_ttl,
+            replica_id=self.replica_id,
+        )
         self._push_configs = SqlPushConfigStore(
             self.engine,
             self.tables,
@@ -104,6 +141,23 @@ class SqlBackend:
         self._push_sender = push_sender
         #: Tasks failed by the restart rule at the last start.
         self.failed_at_start = 0
+        #: PostgreSQL's multi-replica service (``None`` on single-replica databases).
+        self.replicas: Replicas | None = None
+        if self.engine.dialect.name == "postgresql":
+            self.replicas = Replicas(
+                self.engine,
+                self.tables,
+                self._event_log,
+                replica_id=self.replica_id,
+                lease_ttl=lease_ttl,
+                reap_interval=self.reap_interval,
+            )
+
+    @property
+    def multi_replica(self) -> bool:
+        """Whether several server processes may share this database and prefix
+        (PostgreSQL)."""
+        return self.replicas is not None
 
     @property
     def store(self) -> SqlTaskStore:
@@ -137,22 +191,34 @@ class SqlBackend:
     @contextlib.asynccontextmanager
     async def service(self, server: ServerHandle) -> AsyncIterator[SqlBackend]:
         """Run the backend beside ``server`` (see the module docstring)."""
+        replicas = self.replicas
         try:
             await self.start()
             if self.fail_unfinished:
                 await self._fail_unfinished(server)
             async with anyio.create_task_group() as group:
+                if replicas is not None:
+                    await group.start(replicas.run, server)
                 group.start_soon(self._sweep_loop)
                 try:
                     yield self
                 finally:
                     group.cancel_scope.cancel()
+            if replicas is not None:
+                with anyio.move_on_after(2.0, shield=True):
+                    try:
+                        await replicas.leave()
+                    except Exception as exc:
+                        logger.warning("could not give up the lease: %s", exc)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.engine.dispose()
 
     async def _fail_unfinished(self, server: ServerHandle) -> None:
-        task_ids = await self._store.running_task_ids()
+        if self.replicas is not None:
+            task_ids = await self.replicas.leftovers()  # not other live replicas' tasks
+        else:
+            task_ids = await self._store.running_task_ids()
         failed = 0
         for task_id in task_ids:
             if await server.fail_task(task_id, RESTART_TEXT):

@@ -9,9 +9,12 @@ task never disagree.
 
 Followers do not poll: an append (or a logged write, or a close) in this process wakes the
 followers of that task, which then read the table from the last seq they saw; with an
-``idle_timeout`` they also read once when it runs out. Appends made by another process are
-not seen until then: waking followers across replicas (PostgreSQL ``LISTEN/NOTIFY``) is a
-later step.
+``idle_timeout`` they also read once when it runs out. On PostgreSQL, every change of a log
+also sends a ``NOTIFY`` (a trigger, in the writer's transaction) that the backend's listener
+turns into `SqlEventLog.wake` on every replica, and when the listener had lost its
+connection, into `SqlEventLog.wake_all` (each follower re-reads from the last seq it saw,
+so a missed notification costs one read, never an event). On SQLite and MySQL, appends made
+by another process are seen at the next ``idle_timeout``: they are single-replica backends.
 """
 
 from __future__ import annotations
@@ -39,14 +42,21 @@ _READ_BATCH: Final = 256
 class _Watch:
     """The local followers of one task's log, and the event that wakes them."""
 
-    __slots__ = ("event", "followers", "forgotten")
+    __slots__ = ("event", "followers", "forgotten", "woken")
 
     def __init__(self) -> None:
         self.followers = 0
         self.forgotten = False
         self.event = anyio.Event()
+        # The highest seq whose followers were woken after its commit: a later wake-up
+        # for it (this replica's own NOTIFY coming back) would only cost a read.
+        self.woken = 0
 
-    def notify(self) -> None:
+    def notify(self, seq: int | None = None) -> None:
+        if seq is not None:
+            if seq <= self.woken:
+                return
+            self.woken = seq
         event, self.event = self.event, anyio.Event()
         event.set()
 
@@ -128,10 +138,21 @@ class SqlEventLog(EventLog):
             sa.insert(self.tables.events).values(task_id=task_id, seq=seq, body=body)
         )
 
-    def notify(self, task_id: str) -> None:
-        """Wake this process's followers of a task (after a commit)."""
+    def notify(self, task_id: str, seq: int | None = None) -> None:
+        """Wake this process's followers of a task (after the commit of ``seq``, if given)."""
         watch = self._watches.get(task_id)
         if watch is not None:
+            watch.notify(seq)
+
+    def wake(self, task_id: str, seq: int | None = None) -> None:
+        """Wake the followers of a task here because another process wrote ``seq`` (a
+        ``NOTIFY``); a no-op when they were already woken for it (or nobody follows)."""
+        self.notify(task_id, seq)
+
+    def wake_all(self) -> None:
+        """Wake every follower here: notifications may have been missed (the listener
+        reconnected), so each re-reads the table from the last seq it saw."""
+        for watch in list(self._watches.values()):
             watch.notify()
 
     def forgotten(self, task_id: str) -> None:
@@ -155,7 +176,7 @@ class SqlEventLog(EventLog):
             except IntegrityError:  # a concurrent first append made the log row: again
                 if attempt:
                     raise
-        self.notify(task_id)
+        self.notify(task_id, seq)
         return seq
 
     async def close(self, task_id: str) -> None:

@@ -10,6 +10,10 @@ gets `ConcurrentUpdateError`, re-reads and re-applies, as the task writer does).
 in the same transaction as the write, and a terminal write closes the log there too: after
 a crash, the task and its log never disagree.
 
+A store with a ``replica_id`` records, in the same write, that replica as the ``runner`` of
+a task it writes submitted or working (cleared by any other state): what the leases of
+`a2a_sql.SqlBackend` on PostgreSQL fail when that replica is lost.
+
 ListTasks is a keyset read: ``WHERE <filters> AND (status_us, id) < cursor ORDER BY
 status_us DESC, id DESC LIMIT page + 1`` on the composite index that starts with the
 query's equality filters, so a page costs O(log n + page) whatever the filters;
@@ -70,6 +74,8 @@ class SqlTaskStore(TaskStore):
     :param tables: the tables, under the backend's prefix.
     :param event_log: the log the logged writes append to, in their transaction.
     :param ttl: seconds a terminal task is kept after it finished (``None``: forever).
+    :param replica_id: the replica this store writes for (the ``runner`` of the running
+        tasks it writes; ``""``: none).
     """
 
     def __init__(
@@ -79,6 +85,7 @@ class SqlTaskStore(TaskStore):
         event_log: SqlEventLog,
         *,
         ttl: float | None = 3600.0,
+        replica_id: str = "",
     ) -> None:
         if ttl is not None and ttl < 0:
             raise ValueError("ttl must be >= 0 or None")
@@ -86,6 +93,7 @@ class SqlTaskStore(TaskStore):
         self.tables = tables
         self.event_log = event_log
         self.ttl = ttl
+        self.replica_id = replica_id
         self._secret: bytes | None = None
 
     # -- writes --------------------------------------------------------------------------
@@ -101,6 +109,7 @@ class SqlTaskStore(TaskStore):
             "status_us": status_micros(task.status.timestamp),
             "expires_us": expires,
             "body": codec.encode(task).decode(),
+            "runner": (self.replica_id or None) if state in RUNNING_STATES else None,
         }
 
     async def create(
@@ -142,7 +151,7 @@ class SqlTaskStore(TaskStore):
                 seq = await log.start(conn, task.id, body)
         except IntegrityError:
             raise TaskExistsError(task.id) from None
-        log.notify(task.id)
+        log.notify(task.id, seq)
         return StoredTask(task=task, version=1, last_seq=seq, tenant=tenant, owner=owner)
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
@@ -163,7 +172,7 @@ class SqlTaskStore(TaskStore):
             seq = await log.next_seq(conn, task.id, closing=task.status.state.is_terminal)
             await log.insert(conn, task.id, seq, body)
             stored = await self._update(conn, task, expected_version, seq, row)
-        log.notify(task.id)
+        log.notify(task.id, seq)
         return stored
 
     async def _lock(self, conn: AsyncConnection, task_id: str, expected: int) -> Any:
