@@ -47,7 +47,7 @@ from a2a_core.server.backends import (
 )
 
 from ._common import make_engine
-from ._schema import Tables
+from ._schema import KEY_LENGTH, Tables
 from .events import SqlEventLog
 from .migrate import check_schema
 from .push import SqlPushConfigStore
@@ -111,7 +111,19 @@ class SqlBackend:
     ) -> None:
         if lease_ttl <= 0:
             raise ValueError("lease_ttl must be > 0")
-        self.engine = make_engine(url, **dict(engine_options or {}))
+        replica_id = replica_id or uuid.uuid4().hex
+        if ":" in replica_id or len(replica_id.encode()) > KEY_LENGTH:
+            raise ValueError(f"a replica id has no ':' and at most {KEY_LENGTH} bytes")
+        options = dict(engine_options or {})
+        if sa.make_url(url).get_backend_name() == "postgresql":
+            # Every connection says which replica it writes for: the trigger puts it in its
+            # notifications, so a replica skips its own (it woke its followers already).
+            connect_args = dict(options.get("connect_args") or {})
+            settings = dict(connect_args.get("server_settings") or {})
+            settings["a2a.replica"] = replica_id
+            connect_args["server_settings"] = settings
+            options["connect_args"] = connect_args
+        self.engine = make_engine(url, **options)
         self.tables = Tables(prefix)
         self.prefix = prefix
         is_sqlite = self.engine.dialect.name == "sqlite"
@@ -122,7 +134,7 @@ class SqlBackend:
         cipher = PushSecretCipher(push_secret_keys) if push_secret_keys else None
         self._event_log = SqlEventLog(self.engine, self.tables, retention=log_retention)
         #: This replica's name: the ``runner`` of the running tasks it writes.
-        self.replica_id = replica_id or uuid.uuid4().hex
+        self.replica_id = replica_id
         self.lease_ttl = lease_ttl
         self.reap_interval = reap_interval if reap_interval is not None else lease_ttl / 4
         self._store = SqlTaskStore(
@@ -196,20 +208,22 @@ class SqlBackend:
             await self.start()
             if self.fail_unfinished:
                 await self._fail_unfinished(server)
-            async with anyio.create_task_group() as group:
-                if replicas is not None:
-                    await group.start(replicas.run, server)
-                group.start_soon(self._sweep_loop)
-                try:
-                    yield self
-                finally:
-                    group.cancel_scope.cancel()
-            if replicas is not None:
-                with anyio.move_on_after(2.0, shield=True):
+            try:
+                async with anyio.create_task_group() as group:
+                    if replicas is not None:
+                        await group.start(replicas.run, server)
+                    group.start_soon(self._sweep_loop)
                     try:
-                        await replicas.leave()
-                    except Exception as exc:
-                        logger.warning("could not give up the lease: %s", exc)
+                        yield self
+                    finally:
+                        group.cancel_scope.cancel()
+            finally:
+                if replicas is not None:
+                    with anyio.move_on_after(2.0, shield=True):
+                        try:
+                            await replicas.leave()
+                        except Exception as exc:
+                            logger.warning("could not give up the lease: %s", exc)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.engine.dispose()

@@ -42,21 +42,14 @@ _READ_BATCH: Final = 256
 class _Watch:
     """The local followers of one task's log, and the event that wakes them."""
 
-    __slots__ = ("event", "followers", "forgotten", "woken")
+    __slots__ = ("event", "followers", "forgotten")
 
     def __init__(self) -> None:
         self.followers = 0
         self.forgotten = False
         self.event = anyio.Event()
-        # The highest seq whose followers were woken after its commit: a later wake-up
-        # for it (this replica's own NOTIFY coming back) would only cost a read.
-        self.woken = 0
 
-    def notify(self, seq: int | None = None) -> None:
-        if seq is not None:
-            if seq <= self.woken:
-                return
-            self.woken = seq
+    def notify(self) -> None:
         event, self.event = self.event, anyio.Event()
         event.set()
 
@@ -138,16 +131,16 @@ class SqlEventLog(EventLog):
             sa.insert(self.tables.events).values(task_id=task_id, seq=seq, body=body)
         )
 
-    def notify(self, task_id: str, seq: int | None = None) -> None:
-        """Wake this process's followers of a task (after the commit of ``seq``, if given)."""
+    def notify(self, task_id: str) -> None:
+        """Wake this process's followers of a task (after a commit)."""
         watch = self._watches.get(task_id)
         if watch is not None:
-            watch.notify(seq)
+            watch.notify()
 
-    def wake(self, task_id: str, seq: int | None = None) -> None:
-        """Wake the followers of a task here because another process wrote ``seq`` (a
-        ``NOTIFY``); a no-op when they were already woken for it (or nobody follows)."""
-        self.notify(task_id, seq)
+    def wake(self, task_id: str) -> None:
+        """Wake the followers of a task here because another process changed its log (a
+        ``NOTIFY``)."""
+        self.notify(task_id)
 
     def wake_all(self) -> None:
         """Wake every follower here: notifications may have been missed (the listener
@@ -176,7 +169,7 @@ class SqlEventLog(EventLog):
             except IntegrityError:  # a concurrent first append made the log row: again
                 if attempt:
                     raise
-        self.notify(task_id, seq)
+        self.notify(task_id)
         return seq
 
     async def close(self, task_id: str) -> None:

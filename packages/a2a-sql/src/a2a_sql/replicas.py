@@ -171,9 +171,12 @@ class Replicas:
         # Called by asyncpg in the event loop for each notification: wake, never raise.
         try:
             kind = payload[:1]
-            seq, _, task_id = payload[1:].partition(":")
+            _seq, _, rest = payload[1:].partition(":")
+            writer, _, task_id = rest.partition(":")
+            if writer == self.replica_id:
+                return  # this replica's own write: its followers were woken in process
             if kind == "e":
-                self.event_log.wake(task_id, int(seq))
+                self.event_log.wake(task_id)
             elif kind == "c":
                 self.event_log.wake(task_id)
                 server = self._server

@@ -151,7 +151,7 @@ class SqlTaskStore(TaskStore):
                 seq = await log.start(conn, task.id, body)
         except IntegrityError:
             raise TaskExistsError(task.id) from None
-        log.notify(task.id, seq)
+        log.notify(task.id)
         return StoredTask(task=task, version=1, last_seq=seq, tenant=tenant, owner=owner)
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
@@ -172,7 +172,7 @@ class SqlTaskStore(TaskStore):
             seq = await log.next_seq(conn, task.id, closing=task.status.state.is_terminal)
             await log.insert(conn, task.id, seq, body)
             stored = await self._update(conn, task, expected_version, seq, row)
-        log.notify(task.id, seq)
+        log.notify(task.id)
         return stored
 
     async def _lock(self, conn: AsyncConnection, task_id: str, expected: int) -> Any:

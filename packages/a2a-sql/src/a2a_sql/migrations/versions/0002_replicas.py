@@ -6,7 +6,9 @@ wakes other replicas' followers.
 - on PostgreSQL, a trigger on ``logs`` that sends ``pg_notify(channel, payload)`` for every
   change of a log (an append, a close, a drop), in the writer's transaction, so the
   notification goes out when, and only if, the write commits. The payload is
-  ``{kind}{last_seq}:{task_id}``: kind ``e`` an event, ``c`` the log closed, ``d`` dropped.
+  ``{kind}{last_seq}:{writer}:{task_id}``: kind ``e`` an event, ``c`` the log closed, ``d``
+  dropped; ``writer`` the replica whose connection wrote (its ``a2a.replica`` setting, set
+  by `a2a_sql.SqlBackend` on its connections; empty for anyone else).
 
 Revision ID: 0002
 Revises: 0001
@@ -25,13 +27,15 @@ branch_labels = None
 depends_on = None
 
 _NOTIFY_BODY = """
+DECLARE
+  writer text := coalesce(current_setting('a2a.replica', true), '');
 BEGIN
   IF TG_OP = 'DELETE' THEN
-    PERFORM pg_notify(TG_ARGV[0], 'd0:' || OLD.task_id);
+    PERFORM pg_notify(TG_ARGV[0], 'd0:' || writer || ':' || OLD.task_id);
   ELSIF NEW.closed AND (TG_OP = 'INSERT' OR NOT OLD.closed) THEN
-    PERFORM pg_notify(TG_ARGV[0], 'c' || NEW.last_seq || ':' || NEW.task_id);
+    PERFORM pg_notify(TG_ARGV[0], 'c' || NEW.last_seq || ':' || writer || ':' || NEW.task_id);
   ELSIF TG_OP = 'INSERT' OR NEW.last_seq <> OLD.last_seq THEN
-    PERFORM pg_notify(TG_ARGV[0], 'e' || NEW.last_seq || ':' || NEW.task_id);
+    PERFORM pg_notify(TG_ARGV[0], 'e' || NEW.last_seq || ':' || writer || ':' || NEW.task_id);
   END IF;
   RETURN NULL;
 END
