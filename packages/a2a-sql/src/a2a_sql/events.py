@@ -208,6 +208,8 @@ class SqlEventLog(EventLog):
         """Whether the log is closed, then the events after ``after`` (at most a batch):
         read in that order, so a closed log's events are all there."""
         events, logs = self.tables.events, self.tables.logs
+        if self.engine.dialect.name == "postgresql":
+            return await self._read_some_pg(task_id, after)
         async with self.engine.connect() as conn:
             closed = await conn.scalar(sa.select(logs.c.closed).where(logs.c.task_id == task_id))
             rows = await conn.execute(
@@ -217,6 +219,28 @@ class SqlEventLog(EventLog):
                 .limit(_READ_BATCH)
             )
             return bool(closed), [_logged(seq, body) for seq, body in rows]
+
+    async def _read_some_pg(self, task_id: str, after: int) -> tuple[bool, list[LoggedEvent]]:
+        """`_read_some` in one statement (one snapshot, so a closed log's events are all
+        there): the log row joined with its next events, one round trip per wake-up."""
+        events, logs = self.tables.events, self.tables.logs
+        batch = (
+            sa.select(events.c.seq, events.c.body)
+            .where(events.c.task_id == logs.c.task_id, events.c.seq > after)
+            .order_by(events.c.seq)
+            .limit(_READ_BATCH)
+            .lateral()
+        )
+        query = (
+            sa.select(logs.c.closed, batch.c.seq, batch.c.body)
+            .select_from(logs.outerjoin(batch, sa.true()))
+            .where(logs.c.task_id == task_id)
+            .order_by(batch.c.seq)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        closed = bool(rows and rows[0].closed)
+        return closed, [_logged(row.seq, row.body) for row in rows if row.seq is not None]
 
     async def follow(
         self, task_id: str, after: int = 0, *, idle_timeout: float | None = None

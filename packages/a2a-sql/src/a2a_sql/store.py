@@ -38,6 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from a2a_core import codec
 from a2a_core.server.backends import (
     ConcurrentUpdateError,
+    EventLogClosedError,
     InvalidPageTokenError,
     StoredTask,
     TaskExistsError,
@@ -95,6 +96,16 @@ class SqlTaskStore(TaskStore):
         self.ttl = ttl
         self.replica_id = replica_id
         self._secret: bytes | None = None
+        # PostgreSQL writes an event in one round trip (a function of migration 0002).
+        self._save_logged_sql: sa.TextClause | None = None
+        self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
+        if engine.dialect.name == "postgresql":
+            function = engine.dialect.identifier_preparer.quote(f"{tables.prefix}save_logged")
+            self._save_logged_sql = sa.text(
+                f"SELECT o_code, o_n, o_tenant, o_owner FROM {function}(:id, :expected, "
+                ":closing, :closed_us, :event, :context_id, :state, :status_us, :expires_us, "
+                ":body, :runner)"
+            )
 
     # -- writes --------------------------------------------------------------------------
 
@@ -167,13 +178,41 @@ class SqlTaskStore(TaskStore):
         wrong); a terminal write closes the log too. `EventLogClosedError` if it is closed."""
         body = encode_event(event)
         log = self.event_log
-        async with self.engine.begin() as conn:
-            row = await self._lock(conn, task.id, expected_version)
-            seq = await log.next_seq(conn, task.id, closing=task.status.state.is_terminal)
-            await log.insert(conn, task.id, seq, body)
-            stored = await self._update(conn, task, expected_version, seq, row)
+        if self._save_logged_sql is not None:
+            stored = await self._save_logged_pg(task, body, expected_version)
+        else:
+            async with self.engine.begin() as conn:
+                row = await self._lock(conn, task.id, expected_version)
+                seq = await log.next_seq(conn, task.id, closing=task.status.state.is_terminal)
+                await log.insert(conn, task.id, seq, body)
+                stored = await self._update(conn, task, expected_version, seq, row)
         log.notify(task.id)
         return stored
+
+    async def _save_logged_pg(self, task: Task, body: str, expected: int) -> StoredTask:
+        """`save_logged` on PostgreSQL: the same steps in one statement (the function of
+        migration 0002), so one round trip per event."""
+        assert self._save_logged_sql is not None
+        closing = task.status.state.is_terminal
+        params = {
+            "id": task.id,
+            "expected": expected,
+            "closing": closing,
+            "closed_us": now_us() if closing else None,
+            "event": body,
+            **self._columns(task),
+        }
+        async with self._autocommit.connect() as conn:
+            code, n, tenant, owner = (await conn.execute(self._save_logged_sql, params)).one()
+        if code == 1:
+            raise ConcurrentUpdateError(f"task {task.id!r} is not stored")
+        if code == 2:
+            raise ConcurrentUpdateError(f"task {task.id!r} is at version {n}, not {expected}")
+        if code == 3:
+            raise EventLogClosedError(f"The event log of task {task.id!r} is closed")
+        return StoredTask(
+            task=task, version=expected + 1, last_seq=int(n), tenant=tenant, owner=owner
+        )
 
     async def _lock(self, conn: AsyncConnection, task_id: str, expected: int) -> Any:
         tasks = self.tables.tasks

@@ -9,6 +9,10 @@ wakes other replicas' followers.
   ``{kind}{last_seq}:{writer}:{task_id}``: kind ``e`` an event, ``c`` the log closed, ``d``
   dropped; ``writer`` the replica whose connection wrote (its ``a2a.replica`` setting, set
   by `a2a_sql.SqlBackend` on its connections; empty for anyone else).
+- on PostgreSQL, a function ``{prefix}save_logged`` doing the task writer's write (lock the
+  task, check its version, take the next seq of its log, append the event, store the
+  task) in one statement: one round trip per event instead of seven, which is most of an
+  event's latency. A later revision that changes these tables replaces it.
 
 Revision ID: 0002
 Revises: 0001
@@ -40,6 +44,58 @@ BEGIN
   RETURN NULL;
 END
 """
+
+
+_SAVE_LOGGED = """
+DECLARE
+  v_version int; v_tenant text; v_owner text; v_seq int; v_closed bool;
+BEGIN
+  SELECT t.version, t.tenant, t.owner INTO v_version, v_tenant, v_owner
+    FROM {tasks} t WHERE t.id = p_id FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 1, 0, NULL::text, NULL::text;
+    RETURN;
+  END IF;
+  IF v_version <> p_expected THEN
+    RETURN QUERY SELECT 2, v_version, NULL::text, NULL::text;
+    RETURN;
+  END IF;
+  SELECT l.last_seq, l.closed INTO v_seq, v_closed FROM {logs} l WHERE l.task_id = p_id
+    FOR UPDATE;
+  IF NOT FOUND THEN
+    v_seq := 1;
+    INSERT INTO {logs} (task_id, last_seq, closed, closed_us)
+      VALUES (p_id, 1, p_closing, p_closed_us);
+  ELSIF v_closed THEN
+    RETURN QUERY SELECT 3, v_seq, NULL::text, NULL::text;
+    RETURN;
+  ELSE
+    v_seq := v_seq + 1;
+    UPDATE {logs} SET last_seq = v_seq, closed = p_closing, closed_us = p_closed_us
+      WHERE task_id = p_id;
+  END IF;
+  INSERT INTO {events} (task_id, seq, body) VALUES (p_id, v_seq, p_event::jsonb);
+  UPDATE {tasks} SET version = v_version + 1, last_seq = v_seq, context_id = p_context_id,
+    state = p_state, status_us = p_status_us, expires_us = p_expires_us,
+    body = p_body::jsonb, runner = p_runner
+    WHERE id = p_id;
+  RETURN QUERY SELECT 0, v_seq, v_tenant, v_owner;
+END
+"""
+
+_SAVE_LOGGED_ARGS = (
+    "p_id text, p_expected int, p_closing bool, p_closed_us bigint, p_event text, "
+    "p_context_id text, p_state text, p_status_us bigint, p_expires_us bigint, p_body text, "
+    "p_runner text"
+)
+
+
+def _save_logged_function(p: str) -> tuple[str, str]:
+    quote = op.get_bind().dialect.identifier_preparer.quote
+    body = _SAVE_LOGGED.format(
+        tasks=quote(f"{p}tasks"), logs=quote(f"{p}logs"), events=quote(f"{p}events")
+    )
+    return quote(f"{p}save_logged"), body
 
 
 def _names(p: str) -> tuple[str, str, str]:
@@ -74,12 +130,20 @@ def upgrade() -> None:
         f"CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {logs} "
         f"FOR EACH ROW EXECUTE FUNCTION {function}('{channel}')"
     )
+    save_logged, body = _save_logged_function(p)
+    op.execute(
+        f"CREATE FUNCTION {save_logged}({_SAVE_LOGGED_ARGS}) "
+        "RETURNS TABLE(o_code int, o_n int, o_tenant text, o_owner text) "
+        f"LANGUAGE plpgsql AS $a2a${body}$a2a$"
+    )
 
 
 def downgrade() -> None:
     p: str = context.config.attributes["prefix"]
     if op.get_bind().dialect.name == "postgresql":
         logs, function, trigger = _names(p)
+        save_logged, _ = _save_logged_function(p)
+        op.execute(f"DROP FUNCTION {save_logged}({_SAVE_LOGGED_ARGS})")
         op.execute(f"DROP TRIGGER {trigger} ON {logs}")
         op.execute(f"DROP FUNCTION {function}()")
     op.drop_table(f"{p}replicas")
