@@ -303,17 +303,13 @@ class SqlEventLog(EventLog):
         cutoff = now_us() - int(self.retention * 1_000_000)
         dropped = 0
         while True:
+            query = sa.select(logs.c.task_id).where(
+                logs.c.closed_us <= cutoff, ~sa.exists().where(tasks.c.id == logs.c.task_id)
+            )
+            if self.engine.dialect.name == "postgresql":  # replicas sweep at once
+                query = query.with_for_update(of=logs, skip_locked=True)
             async with self.engine.begin() as conn:
-                ids = list(
-                    await conn.scalars(
-                        sa.select(logs.c.task_id)
-                        .where(
-                            logs.c.closed_us <= cutoff,
-                            ~sa.exists().where(tasks.c.id == logs.c.task_id),
-                        )
-                        .limit(batch)
-                    )
-                )
+                ids = list(await conn.scalars(query.limit(batch)))
                 if ids:
                     await self.delete_logs(conn, ids)
             for task_id in ids:

@@ -405,15 +405,13 @@ class SqlTaskStore(TaskStore):
         t = self.tables.tasks.c
         dropped = 0
         while True:
+            query = sa.select(t.id).where(t.expires_us <= now_us()).order_by(t.expires_us)
+            if self.engine.dialect.name == "postgresql":
+                # Replicas sweep at once: each takes rows the others have not locked, so
+                # they never wait on, or deadlock with, one another.
+                query = query.with_for_update(skip_locked=True)
             async with self.engine.begin() as conn:
-                ids = list(
-                    await conn.scalars(
-                        sa.select(t.id)
-                        .where(t.expires_us <= now_us())
-                        .order_by(t.expires_us)
-                        .limit(batch)
-                    )
-                )
+                ids = list(await conn.scalars(query.limit(batch)))
                 if ids:
                     await self._drop(conn, ids)
             for task_id in ids:
