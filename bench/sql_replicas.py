@@ -9,9 +9,10 @@ end): replica A on Starlette, replica B on aiohttp (``--adapters`` to change). M
 1. **Event latency**, publish to delivery: an agent on A emits ``--events`` artifact chunks,
    each carrying the wall-clock time it was emitted (taken before the write); a subscriber
    (SubscribeToTask over SSE) reads them, and the latency of each is its arrival time minus
-   that stamp. Cases: the subscriber on the *other* replica (B: woken by ``NOTIFY``), and
-   on the same replica (A: woken in process), for comparison. Target: cross-replica p99
-   under 10 ms.
+   that stamp. Cases: the subscriber on the *other* replica (B: woken by ``NOTIFY``), on
+   the same replica (A: woken in process), and the in-memory backend on one server (the
+   floor of this machine: HTTP, SSE and the runtime without a database). Target:
+   cross-replica p99 under 10 ms.
 2. **Failover**: ``kill -9`` of A while it runs a task that a subscriber on B follows; the
    time from the kill to the FAILED final event on B (``--lease-ttl``; 0 skips it).
 
@@ -66,14 +67,16 @@ def serve(args: argparse.Namespace) -> None:
         else:
             yield ctx.text
 
-    backend = SqlBackend(
-        args.url,
-        prefix=args.prefix,
-        replica_id=args.replica_id,
-        lease_ttl=args.lease_ttl,
-        reap_interval=min(0.5, args.lease_ttl / 4),
-        engine_options={"pool_pre_ping": not args.no_pre_ping},
-    )
+    options: dict[str, Any] = {}
+    if args.url != "memory":  # else the in-memory default
+        options["backend"] = SqlBackend(
+            args.url,
+            prefix=args.prefix,
+            replica_id=args.replica_id,
+            lease_ttl=args.lease_ttl,
+            reap_interval=min(0.5, args.lease_ttl / 4),
+            engine_options={"pool_pre_ping": not args.no_pre_ping},
+        )
     card = AgentCard(
         name="Bench",
         description="SQL replicas benchmark agent",
@@ -86,7 +89,7 @@ def serve(args: argparse.Namespace) -> None:
     )
     url = f"http://127.0.0.1:{args.port}"
     server = A2AServer(
-        agent, card=card, base_url=url, keep_alive_interval=30, backend=backend, shutdown_grace=0.5
+        agent, card=card, base_url=url, keep_alive_interval=30, shutdown_grace=0.5, **options
     )
     if args.adapter == "aiohttp":
         from aiohttp import web
@@ -290,10 +293,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await upgrade(url, prefix)
         a = Server(adapters[0], url, prefix, lease_ttl=10.0, no_pre_ping=args.no_pre_ping)
         b = Server(adapters[1], url, prefix, lease_ttl=10.0, no_pre_ping=args.no_pre_ping)
+        memory = Server(adapters[0], "memory", prefix, lease_ttl=10.0)
         try:
             for case, publisher, subscriber in (
                 ("latency_cross_replica", a, b),
                 ("latency_same_replica", a, a),
+                ("latency_memory_same_replica", memory, memory),  # the floor: no database
             ):
                 samples = await latency(publisher, subscriber, args.events, args.interval)
                 results[case] = row = describe(samples)
@@ -305,6 +310,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             a.stop()
             b.stop()
+            memory.stop()
         if args.lease_ttl > 0:
             took = await failover(url, prefix, adapters, args.lease_ttl)
             results["failover"] = {"lease_ttl": args.lease_ttl, "kill_to_final_event_s": took}

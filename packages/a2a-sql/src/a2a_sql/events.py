@@ -264,7 +264,10 @@ class SqlEventLog(EventLog):
                         seq = logged.seq
                         waited = 0.0
                         yield logged
-                    continue
+                    if len(batch) == _READ_BATCH:
+                        continue  # there may be more already
+                    # All the read saw is out (no second, empty read per event): a closed
+                    # log ends here, an open one waits for a commit after the read.
                 if closed:
                     return
                 if idle_timeout is None:
