@@ -379,3 +379,72 @@ def failed_pushes(receiver: Receiver) -> list[str]:
         if body.get("statusUpdate", {}).get("status", {}).get("state")  # type: ignore[union-attr]
         == "TASK_STATE_FAILED"
     ]
+
+
+def _card() -> Any:
+    from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
+
+    return AgentCard(
+        name="Reaper test",
+        description="in-process replicas",
+        supported_interfaces=[],
+        version="1.0.0",
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="s", name="S", description="test skill", tags=["t"])],
+    )
+
+
+async def test_one_replica_wins_a_run_out_lease(pg_url: str) -> None:
+    """Two replicas (in process) reap at once: exactly one claims the run-out lease and
+    fails the lost replica's running task (which neither start's restart rule touched: its
+    runner has a lease row); its lease row goes, theirs are kept, and every deadline is the
+    database's ``now()`` plus the lease."""
+    from a2a_core.server import A2AServer
+    from a2a_core.types import Message, Part, Role, StreamResponse, Task, TaskState, TaskStatus
+    from a2a_sql import SqlBackend
+
+    prefix = f"c{uuid.uuid4().hex[:8]}_"
+    await upgrade(pg_url, prefix)
+    lost = SqlBackend(pg_url, prefix=prefix, replica_id="lost")  # its store only: "dead"
+    message = Message(message_id="m", role=Role.USER, parts=[Part(text="hi")])
+    status = TaskStatus(state=TaskState.WORKING)
+    task = Task(id="t-lost", context_id="c", status=status, history=[message])
+    await lost.store.create_logged(task, StreamResponse(task=task))  # runner: "lost"
+    await lost.engine.dispose()
+    await sql(
+        pg_url,
+        f"INSERT INTO {prefix}replicas VALUES ('lost', now() - interval '1 second', NULL)",
+    )
+
+    async def agent(_ctx: Any) -> str:
+        return "unused"
+
+    backends = [SqlBackend(pg_url, prefix=prefix, replica_id=name, lease_ttl=60.0) for name in "xy"]
+    servers = [A2AServer(agent, card=_card(), base_url="http://x", backend=b) for b in backends]
+    async with servers[0], servers[1]:
+        claims: list[bool] = []
+
+        async def reap(i: int) -> None:
+            replicas = backends[i].replicas
+            assert replicas is not None
+            claims.append(await replicas.reap_once(servers[i]))
+
+        async with anyio.create_task_group() as group:
+            for i in range(2):
+                group.start_soon(reap, i)
+        assert sorted(claims) == [False, True]
+        stored = await backends[0].store.get("t-lost")
+        assert stored is not None and stored.task.status.state is TaskState.FAILED
+        assert stored.task.status.message is not None
+        assert stored.task.status.message.parts[0].text == HOST_LOST_TEXT
+        assert sum(b.replicas.reaped for b in backends if b.replicas) == 1
+        leases = await sql(
+            pg_url,
+            f"SELECT id, extract(epoch FROM lease_until - now()) FROM {prefix}replicas ORDER BY id",
+        )
+        assert [row[0] for row in leases] == ["x", "y"]
+        assert all(40 < float(row[1]) <= 60 for row in leases)  # now() + lease_ttl
+        runner = await sql(pg_url, f"SELECT runner FROM {prefix}tasks WHERE id = 't-lost'")
+        assert runner == [(None,)]

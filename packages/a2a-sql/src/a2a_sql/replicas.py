@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Final
 
 import anyio
@@ -234,7 +234,7 @@ class Replicas:
                 delay = min(delay * 2, pause)
 
     @contextlib.asynccontextmanager
-    async def _listening(self) -> Any:
+    async def _listening(self) -> AsyncIterator[tuple[Any, anyio.Event]]:
         """A connection of the engine's (its URL and ``connect_args``), taken out of the
         pool for good, listening on the channel: ``(asyncpg connection, lost event)``."""
         conn: AsyncConnection = await self.engine.connect()
