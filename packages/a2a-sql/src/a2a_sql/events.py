@@ -11,10 +11,12 @@ Followers do not poll: an append (or a logged write, or a close) in this process
 followers of that task, which then read the table from the last seq they saw; with an
 ``idle_timeout`` they also read once when it runs out. On PostgreSQL, every change of a log
 also sends a ``NOTIFY`` (a trigger, in the writer's transaction) that the backend's listener
-turns into `SqlEventLog.wake` on every replica, and when the listener had lost its
-connection, into `SqlEventLog.wake_all` (each follower re-reads from the last seq it saw,
-so a missed notification costs one read, never an event). On SQLite and MySQL, appends made
-by another process are seen at the next ``idle_timeout``: they are single-replica backends.
+turns into `SqlEventLog.deliver` (the event, when it travelled with the notification: the
+follower yields it without a read) or `SqlEventLog.wake` on every other replica, and when
+the listener had lost its connection, into `SqlEventLog.wake_all` (each follower re-reads
+from the last seq it saw, so a missed notification costs one read, never an event). On
+SQLite and MySQL, appends made by another process are seen at the next ``idle_timeout``:
+they are single-replica backends.
 """
 
 from __future__ import annotations
@@ -39,17 +41,39 @@ __all__ = ["SqlEventLog"]
 _READ_BATCH: Final = 256
 
 
-class _Watch:
-    """The local followers of one task's log, and the event that wakes them."""
+_PUSHED_MAX: Final = 8
 
-    __slots__ = ("event", "followers", "forgotten")
+
+class _Watch:
+    """The local followers of one task's log, and the event that wakes them.
+
+    ``kicks`` counts the wake-ups that only a read of the table can explain (a write here,
+    a notification without the event); ``pushed`` holds the last few events that other
+    replicas' notifications carried (seq -> body), which a follower at the seq before
+    takes without a read; ``top`` is the highest of those seqs."""
+
+    __slots__ = ("event", "followers", "forgotten", "kicks", "pushed", "top")
 
     def __init__(self) -> None:
         self.followers = 0
         self.forgotten = False
         self.event = anyio.Event()
+        self.kicks = 0
+        self.pushed: dict[int, str] = {}
+        self.top = 0
 
     def notify(self) -> None:
+        self.kicks += 1
+        self._wake()
+
+    def push(self, seq: int, body: str) -> None:
+        self.pushed[seq] = body
+        self.top = max(self.top, seq)
+        if len(self.pushed) > _PUSHED_MAX:
+            del self.pushed[min(self.pushed)]
+        self._wake()
+
+    def _wake(self) -> None:
         event, self.event = self.event, anyio.Event()
         event.set()
 
@@ -141,6 +165,13 @@ class SqlEventLog(EventLog):
         """Wake the followers of a task here because another process changed its log (a
         ``NOTIFY``)."""
         self.notify(task_id)
+
+    def deliver(self, task_id: str, seq: int, body: str) -> None:
+        """Hand the followers of a task here an event another process committed (a
+        ``NOTIFY`` that carried it): a follower at ``seq - 1`` yields it without a read."""
+        watch = self._watches.get(task_id)
+        if watch is not None:
+            watch.push(seq, body)
 
     def wake_all(self) -> None:
         """Wake every follower here: notifications may have been missed (the listener
@@ -255,21 +286,30 @@ class SqlEventLog(EventLog):
         watch.followers += 1
         seq = max(after, 0)
         waited = 0.0
+        kicks = -1  # the table was never read: read it first
         try:
             while not watch.forgotten:
-                wakeup = watch.event  # before reading: an append after the read sets it
-                closed, batch = await self._read_some(task_id, seq)
-                if batch:
+                wakeup = watch.event  # before looking: anything after sets it
+                body = watch.pushed.get(seq + 1)
+                if body is not None:  # carried by a notification: no read
+                    seq += 1
+                    waited = 0.0
+                    yield _logged(seq, body)
+                    continue
+                if watch.kicks != kicks or watch.top > seq:
+                    kicks = watch.kicks  # before reading: a change after the read kicks
+                    closed, batch = await self._read_some(task_id, seq)
                     for logged in batch:
                         seq = logged.seq
                         waited = 0.0
                         yield logged
                     if len(batch) == _READ_BATCH:
-                        continue  # there may be more already
+                        kicks = -1  # there may be more already
+                        continue
                     # All the read saw is out (no second, empty read per event): a closed
-                    # log ends here, an open one waits for a commit after the read.
-                if closed:
-                    return
+                    # log ends here, an open one waits for a change after the read.
+                    if closed:
+                        return
                 if idle_timeout is None:
                     await wakeup.wait()
                     continue
@@ -280,6 +320,8 @@ class SqlEventLog(EventLog):
                 with anyio.move_on_after(remaining):
                     await wakeup.wait()
                 waited += anyio.current_time() - started
+                if not wakeup.is_set():
+                    kicks = -1  # it ran out: read once more before ending
         finally:
             watch.followers -= 1
             if watch.followers == 0 and self._watches.get(task_id) is watch:

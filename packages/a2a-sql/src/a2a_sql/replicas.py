@@ -2,11 +2,13 @@
 
 What makes several server processes on one PostgreSQL database (and prefix) one server:
 
-- **Followers woken by ``LISTEN/NOTIFY``**, no polling: a trigger on ``logs`` (migration
-  0002) notifies ``{prefix}log`` of every append, close and drop, in the writer's
-  transaction, so the notification is sent on commit and only then. One dedicated
-  connection per replica (``application_name`` ``a2a-listen:{replica}``) listens and wakes
-  the local followers of that task (`SqlEventLog.wake`). When that connection is lost, the
+- **Followers woken by ``LISTEN/NOTIFY``**, no polling: triggers on ``events`` and
+  ``logs`` (migration 0002) notify ``{prefix}log`` of every append, close and drop, in the
+  writer's transaction, so the notification is sent on commit and only then; an event of
+  at most 4000 bytes travels with it. One dedicated connection per replica
+  (``application_name`` ``a2a-listen:{replica}``) listens and hands the event to the local
+  followers of that task (`SqlEventLog.deliver`: no read of the table), or wakes them to
+  read it (`SqlEventLog.wake`). When that connection is lost, the
   listener connects again and then wakes *every* local follower, which re-reads the table
   from the last seq it saw: a notification missed meanwhile costs one read, never an event.
 - **Cancel across replicas**: a notification that a log was closed also reaches the replica
@@ -171,11 +173,15 @@ class Replicas:
         # Called by asyncpg in the event loop for each notification: wake, never raise.
         try:
             kind = payload[:1]
-            _seq, _, rest = payload[1:].partition(":")
+            seq, _, rest = payload[1:].partition(":")
             writer, _, task_id = rest.partition(":")
             if writer == self.replica_id:
                 return  # this replica's own write: its followers were woken in process
-            if kind == "e":
+            if kind == "v":  # the event itself: {len(task_id)}:{task_id}{event}
+                length, _, rest = task_id.partition(":")
+                size = int(length)
+                self.event_log.deliver(rest[:size], int(seq), rest[size:])
+            elif kind == "e":
                 self.event_log.wake(task_id)
             elif kind == "c":
                 self.event_log.wake(task_id)

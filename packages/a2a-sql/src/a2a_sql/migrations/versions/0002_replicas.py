@@ -3,12 +3,14 @@ wakes other replicas' followers.
 
 - ``tasks.runner``: the replica whose agent runs the task (indexed, running tasks only);
 - ``replicas``: one lease per replica, by the database's clock;
-- on PostgreSQL, a trigger on ``logs`` that sends ``pg_notify(channel, payload)`` for every
-  change of a log (an append, a close, a drop), in the writer's transaction, so the
-  notification goes out when, and only if, the write commits. The payload is
-  ``{kind}{last_seq}:{writer}:{task_id}``: kind ``e`` an event, ``c`` the log closed, ``d``
-  dropped; ``writer`` the replica whose connection wrote (its ``a2a.replica`` setting, set
-  by `a2a_sql.SqlBackend` on its connections; empty for anyone else).
+- on PostgreSQL, triggers on ``events`` and ``logs`` that send ``pg_notify(channel, ...)``
+  for every change of a log (an event appended, the log closed, dropped), in the writer's
+  transaction, so the notification goes out when, and only if, the write commits. The
+  payloads: ``v{seq}:{writer}:{len(task_id)}:{task_id}{event}`` an event small enough to
+  travel with it (a follower takes it without a read), ``e{seq}:{writer}:{task_id}`` a
+  larger one, ``c{last_seq}:{writer}:{task_id}`` the log closed, ``d0:{writer}:{task_id}``
+  dropped; ``writer`` is the replica whose connection wrote (its ``a2a.replica`` setting,
+  set by `a2a_sql.SqlBackend` on its connections; empty for anyone else).
 - on PostgreSQL, a function ``{prefix}save_logged`` doing the task writer's write (lock the
   task, check its version, take the next seq of its log, append the event, store the
   task) in one statement: one round trip per event instead of seven, which is most of an
@@ -38,8 +40,22 @@ BEGIN
     PERFORM pg_notify(TG_ARGV[0], 'd0:' || writer || ':' || OLD.task_id);
   ELSIF NEW.closed AND (TG_OP = 'INSERT' OR NOT OLD.closed) THEN
     PERFORM pg_notify(TG_ARGV[0], 'c' || NEW.last_seq || ':' || writer || ':' || NEW.task_id);
-  ELSIF TG_OP = 'INSERT' OR NEW.last_seq <> OLD.last_seq THEN
-    PERFORM pg_notify(TG_ARGV[0], 'e' || NEW.last_seq || ':' || writer || ':' || NEW.task_id);
+  END IF;
+  RETURN NULL;
+END
+"""
+
+# An event travels with its notification when it fits (payloads are at most 8000 bytes).
+_EVENT_NOTIFY_BODY = """
+DECLARE
+  writer text := coalesce(current_setting('a2a.replica', true), '');
+  body text := NEW.body::text;
+BEGIN
+  IF octet_length(body) <= 4000 THEN
+    PERFORM pg_notify(TG_ARGV[0], 'v' || NEW.seq || ':' || writer || ':'
+      || length(NEW.task_id) || ':' || NEW.task_id || body);
+  ELSE
+    PERFORM pg_notify(TG_ARGV[0], 'e' || NEW.seq || ':' || writer || ':' || NEW.task_id);
   END IF;
   RETURN NULL;
 END
@@ -103,6 +119,11 @@ def _names(p: str) -> tuple[str, str, str]:
     return quote(f"{p}logs"), quote(f"{p}log_notify"), quote(f"{p}logs_notify")
 
 
+def _event_names(p: str) -> tuple[str, str, str]:
+    quote = op.get_bind().dialect.identifier_preparer.quote
+    return quote(f"{p}events"), quote(f"{p}event_notify"), quote(f"{p}events_notify")
+
+
 def upgrade() -> None:
     p: str = context.config.attributes["prefix"]
     op.add_column(f"{p}tasks", sa.Column("runner", Key, nullable=True))
@@ -130,6 +151,15 @@ def upgrade() -> None:
         f"CREATE TRIGGER {trigger} AFTER INSERT OR UPDATE OR DELETE ON {logs} "
         f"FOR EACH ROW EXECUTE FUNCTION {function}('{channel}')"
     )
+    events, event_function, event_trigger = _event_names(p)
+    op.execute(
+        f"CREATE FUNCTION {event_function}() RETURNS trigger LANGUAGE plpgsql "
+        f"AS $a2a${_EVENT_NOTIFY_BODY}$a2a$"
+    )
+    op.execute(
+        f"CREATE TRIGGER {event_trigger} AFTER INSERT ON {events} "
+        f"FOR EACH ROW EXECUTE FUNCTION {event_function}('{channel}')"
+    )
     save_logged, body = _save_logged_function(p)
     op.execute(
         f"CREATE FUNCTION {save_logged}({_SAVE_LOGGED_ARGS}) "
@@ -144,6 +174,9 @@ def downgrade() -> None:
         logs, function, trigger = _names(p)
         save_logged, _ = _save_logged_function(p)
         op.execute(f"DROP FUNCTION {save_logged}({_SAVE_LOGGED_ARGS})")
+        events, event_function, event_trigger = _event_names(p)
+        op.execute(f"DROP TRIGGER {event_trigger} ON {events}")
+        op.execute(f"DROP FUNCTION {event_function}()")
         op.execute(f"DROP TRIGGER {trigger} ON {logs}")
         op.execute(f"DROP FUNCTION {function}()")
     op.drop_table(f"{p}replicas")
