@@ -5,7 +5,8 @@
 
 The agent: ``echo <text>`` replies with the text; ``stream <n> <delay>`` streams ``n``
 chunks ``delay`` seconds apart; ``tick <n> <delay>`` the same, each chunk the wall-clock
-time (ns) it was emitted at; ``wait`` works until it is cancelled (or its process dies),
+time (ns) it was emitted at; ``sizes <delay> <n>...`` a chunk of ``n`` characters for
+each ``n``; ``wait`` works until it is cancelled (or its process dies),
 and prints ``agent of task <id> was cancelled`` when it is.
 
 The replica id is stable by default (one per prefix), so a restarted server is the same
@@ -38,6 +39,12 @@ async def agent(ctx: TaskContext) -> AsyncIterator[str | Message]:
         for i in range(int(count)):
             await anyio.sleep(float(delay))
             yield str(time.time_ns()) if command == "tick" else f"chunk{i} "
+    elif command == "sizes":  # sizes <delay> <n1> <n2>...: a chunk of n characters each
+        delay, *sizes = rest.split()
+        yield ctx.agent_message("sizes")
+        for size in sizes:
+            await anyio.sleep(float(delay))
+            yield "x" * int(size)
     elif command == "wait":
         yield ctx.agent_message("waiting")
         try:

@@ -216,6 +216,29 @@ async def test_a_stream_on_the_other_replica_is_woken_at_once(
             assert [int(f[0]) for f in replayed] == list(range(4, ids[-1] + 1))
 
 
+async def test_events_too_large_for_a_notification_are_read_from_the_table(
+    replicas: list[Replica], client: httpx.AsyncClient
+) -> None:
+    """Small events travel with their notification, large ones (over 4000 bytes) only wake
+    the other replica's followers to read them: mixed, they arrive whole and in order."""
+    one, two = replicas
+    sizes = [10, 6000, 20, 20, 9000, 10]
+    text = "sizes 0.05 " + " ".join(map(str, sizes))
+    sent = await result(client, one.url, "SendMessage", send_params(text, returnImmediately=True))
+    async with Sse(client, two.url, "SubscribeToTask", {"id": sent["task"]["id"]}) as live:
+        with anyio.fail_after(PROMPT + 0.05 * len(sizes)):
+            frames = await live.rest()
+    chunks = [
+        f[1]["result"]["artifactUpdate"]["artifact"]["parts"][0]["text"]
+        for f in frames
+        if "artifactUpdate" in f[1]["result"]
+    ]
+    assert [len(c) for c in chunks] == sizes[-len(chunks) :] and len(chunks) >= len(sizes) - 1
+    assert state_of(frames[-1][1]) == COMPLETED
+    ids = [int(f[0]) for f in frames if f[0] is not None]
+    assert ids == list(range(ids[0], ids[-1] + 1))
+
+
 async def test_cancel_on_the_other_replica_stops_the_agent(
     replicas: list[Replica], client: httpx.AsyncClient
 ) -> None:
