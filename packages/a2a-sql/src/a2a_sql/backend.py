@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import sqlalchemy as sa
+from sqlalchemy.pool import NullPool
 
 from a2a_core.server.backends import (
     Backend,
@@ -156,6 +157,11 @@ class SqlBackend:
         #: PostgreSQL's multi-replica service (``None`` on single-replica databases).
         self.replicas: Replicas | None = None
         if self.engine.dialect.name == "postgresql":
+            # The listener's connection comes from an engine of its own without a pool:
+            # a pool exhausted by requests must never delay the lease renewals.
+            listen_engine = make_engine(
+                url, poolclass=NullPool, connect_args=options.get("connect_args", {})
+            )
             self.replicas = Replicas(
                 self.engine,
                 self.tables,
@@ -163,6 +169,7 @@ class SqlBackend:
                 replica_id=self.replica_id,
                 lease_ttl=lease_ttl,
                 reap_interval=self.reap_interval,
+                listen_engine=listen_engine,
             )
 
     @property
@@ -227,6 +234,8 @@ class SqlBackend:
         finally:
             with anyio.CancelScope(shield=True):
                 await self.engine.dispose()
+                if self.replicas is not None:
+                    await self.replicas.listen_engine.dispose()
 
     async def _fail_unfinished(self, server: ServerHandle) -> None:
         if self.replicas is not None:

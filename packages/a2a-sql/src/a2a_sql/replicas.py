@@ -76,6 +76,8 @@ class Replicas:
     :param replica_id: this replica's name, unique among live replicas.
     :param lease_ttl: seconds without a renewal after which this replica counts as dead.
     :param reap_interval: seconds between looks for run-out leases.
+    :param listen_engine: where the listening connection comes from (``engine`` by default;
+        the backend gives one without a pool, so that busy requests never delay it).
     """
 
     def __init__(
@@ -87,8 +89,10 @@ class Replicas:
         replica_id: str,
         lease_ttl: float,
         reap_interval: float,
+        listen_engine: AsyncEngine | None = None,
     ) -> None:
         self.engine = engine
+        self.listen_engine = listen_engine or engine
         self.tables = tables
         self.event_log = event_log
         self.replica_id = replica_id
@@ -241,9 +245,10 @@ class Replicas:
 
     @contextlib.asynccontextmanager
     async def _listening(self) -> AsyncIterator[tuple[Any, anyio.Event]]:
-        """A connection of the engine's (its URL and ``connect_args``), taken out of the
-        pool for good, listening on the channel: ``(asyncpg connection, lost event)``."""
-        conn: AsyncConnection = await self.engine.connect()
+        """A connection of ``listen_engine`` (the backend's URL and ``connect_args``), taken
+        out of any pool for good, listening on the channel: ``(asyncpg connection, lost
+        event)``."""
+        conn: AsyncConnection = await self.listen_engine.connect()
         try:
             fairy = await conn.get_raw_connection()
             driver = fairy.driver_connection
