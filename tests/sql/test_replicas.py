@@ -299,6 +299,32 @@ async def test_a_killed_listener_connection_is_recovered(
     assert len(delays) >= 3 and max(delays) < PROMPT, delays
 
 
+async def test_a_cancel_while_the_runner_does_not_listen_still_stops_its_agent(
+    replicas: list[Replica], client: httpx.AsyncClient, pg_url: str
+) -> None:
+    """The database keeps ending A's LISTEN connection while B cancels A's task: whether
+    A heard the close or missed it (then it looks its tasks up once it listens again), the
+    agent on A is cancelled."""
+    one, two = replicas
+    sent = await result(client, one.url, "SendMessage", send_params("wait", returnImmediately=True))
+    task_id = sent["task"]["id"]
+    kill = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = :n"
+
+    async def keep_killing() -> None:
+        for _ in range(40):
+            await sql(pg_url, kill, n=f"a2a-listen:{one.replica_id}")
+            await anyio.sleep(0.005)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(keep_killing)
+        await anyio.sleep(0.05)
+        canceled = await result(client, two.url, "CancelTask", {"id": task_id})
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    with anyio.fail_after(10):
+        while f"agent of task {task_id} was cancelled" not in one.output():
+            await anyio.sleep(0.02)
+
+
 async def test_kill_9_of_the_running_replica_fails_its_tasks(
     pg_url: str, tmp_path: Path, client: httpx.AsyncClient
 ) -> None:

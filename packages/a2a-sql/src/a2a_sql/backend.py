@@ -170,6 +170,7 @@ class SqlBackend:
                 lease_ttl=lease_ttl,
                 reap_interval=self.reap_interval,
                 listen_engine=listen_engine,
+                running_here=self._store.running_here,
             )
 
     @property

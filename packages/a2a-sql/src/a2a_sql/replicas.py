@@ -14,7 +14,9 @@ What makes several server processes on one PostgreSQL database (and prefix) one 
 - **Cancel across replicas**: a notification that a log was closed also reaches the replica
   whose agent runs the task; if its own view of the task is not terminal (someone else
   finished it: a CancelTask elsewhere, a reaper), it cancels the agent
-  (`ServerHandle.cancel_local_execution`).
+  (`ServerHandle.cancel_local_execution`). After a reconnect of the listener, the tasks
+  this replica runs are looked up once, and the agents of those finished meanwhile are
+  cancelled too (their notification was missed).
 - **Ownership leases**: the store records the replica that writes a running state
   (submitted, working) as the task's ``runner``. Each replica holds a lease, a row of
   ``replicas`` whose deadline is ``now() + lease_ttl`` *by the database's clock* (replica
@@ -78,6 +80,9 @@ class Replicas:
     :param reap_interval: seconds between looks for run-out leases.
     :param listen_engine: where the listening connection comes from (``engine`` by default;
         the backend gives one without a pool, so that busy requests never delay it).
+    :param running_here: the tasks whose agents run here (the store's
+        `~a2a_sql.SqlTaskStore.running_here`): when the listener was disconnected, those
+        finished elsewhere meanwhile have their agents cancelled once it is back.
     """
 
     def __init__(
@@ -90,9 +95,11 @@ class Replicas:
         lease_ttl: float,
         reap_interval: float,
         listen_engine: AsyncEngine | None = None,
+        running_here: set[str] | None = None,
     ) -> None:
         self.engine = engine
         self.listen_engine = listen_engine or engine
+        self.running_here = running_here if running_here is not None else set()
         self.tables = tables
         self.event_log = event_log
         self.replica_id = replica_id
@@ -189,12 +196,14 @@ class Replicas:
                 self.event_log.wake(task_id)
             elif kind == "c":
                 self.event_log.wake(task_id)
+                self.running_here.discard(task_id)
                 server = self._server
                 if server is not None and server.cancel_local_execution(task_id):
                     logger.info(
                         "task %s was finished elsewhere; cancelling its agent here", task_id
                     )
             elif kind == "d":
+                self.running_here.discard(task_id)
                 self.event_log.forgotten(task_id)
         except Exception:
             logger.exception("could not handle the notification %r", payload)
@@ -217,6 +226,10 @@ class Replicas:
                             self.replica_id,
                         )
                         self.event_log.wake_all()  # what was notified meanwhile was missed
+                        try:
+                            await self._finished_meanwhile()
+                        except Exception:
+                            logger.exception("could not look for tasks finished meanwhile")
                     else:
                         started = True
                         task_status.started()
@@ -266,6 +279,36 @@ class Replicas:
         finally:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await conn.close()
+
+    async def _finished_meanwhile(self) -> None:
+        """Cancel the agents here whose tasks another replica finished (or took over) while
+        this one was not listening: their close notification was missed."""
+        server = self._server
+        ids = sorted(self.running_here)
+        if server is None or not ids:
+            return
+        t = self.tables.tasks.c
+        ours: set[str] = set()
+        async with self.engine.connect() as conn:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                ours.update(
+                    await conn.scalars(
+                        sa.select(t.id).where(
+                            t.id.in_(chunk), t.state.in_(_RUNNING), t.runner == self.replica_id
+                        )
+                    )
+                )
+        for task_id in ids:
+            if task_id in ours:
+                continue
+            self.running_here.discard(task_id)
+            if server.cancel_local_execution(task_id):
+                logger.info(
+                    "task %s was finished elsewhere while this replica was not listening; "
+                    "cancelling its agent here",
+                    task_id,
+                )
 
     def _healthy(self, ok: bool) -> None:
         if not ok:

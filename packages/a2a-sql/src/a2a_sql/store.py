@@ -95,6 +95,9 @@ class SqlTaskStore(TaskStore):
         self.event_log = event_log
         self.ttl = ttl
         self.replica_id = replica_id
+        #: The tasks this store last wrote submitted or working (their agents run here),
+        #: until it writes them otherwise or they are known finished elsewhere.
+        self.running_here: set[str] = set()
         self._secret: bytes | None = None
         # PostgreSQL writes an event in one round trip (a function of migration 0002).
         self._save_logged_sql: sa.TextClause | None = None
@@ -132,6 +135,7 @@ class SqlTaskStore(TaskStore):
                 await self._insert(conn, task, tenant, owner, last_seq)
         except IntegrityError:
             raise TaskExistsError(task.id) from None
+        self._ran(task)
         return StoredTask(task=task, version=1, last_seq=last_seq, tenant=tenant, owner=owner)
 
     async def _insert(
@@ -163,13 +167,16 @@ class SqlTaskStore(TaskStore):
         except IntegrityError:
             raise TaskExistsError(task.id) from None
         log.notify(task.id)
+        self._ran(task)
         return StoredTask(task=task, version=1, last_seq=seq, tenant=tenant, owner=owner)
 
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """Replace the task if it is still at ``expected_version``, else
         `ConcurrentUpdateError` (also when it is gone)."""
         async with self.engine.begin() as conn:
-            return await self._update(conn, task, expected_version, last_seq)
+            stored = await self._update(conn, task, expected_version, last_seq)
+        self._ran(task)
+        return stored
 
     async def save_logged(
         self, task: Task, event: StreamResponse, *, expected_version: int
@@ -187,7 +194,16 @@ class SqlTaskStore(TaskStore):
                 await log.insert(conn, task.id, seq, body)
                 stored = await self._update(conn, task, expected_version, seq, row)
         log.notify(task.id)
+        self._ran(task)
         return stored
+
+    def _ran(self, task: Task) -> None:
+        # After a write: the tasks this store last wrote running (so the agent runs here),
+        # which `a2a_sql.replicas` checks when it may have missed that one was finished.
+        if task.status.state in RUNNING_STATES:
+            self.running_here.add(task.id)
+        else:
+            self.running_here.discard(task.id)
 
     async def _save_logged_pg(self, task: Task, body: str, expected: int) -> StoredTask:
         """`save_logged` on PostgreSQL: the same steps in one statement (the function of
@@ -261,6 +277,7 @@ class SqlTaskStore(TaskStore):
         """Forget a task with its event log and push configs."""
         async with self.engine.begin() as conn:
             await self._drop(conn, [task_id])
+        self.running_here.discard(task_id)
         self.event_log.forgotten(task_id)
 
     async def _drop(self, conn: AsyncConnection, task_ids: list[str]) -> None:
