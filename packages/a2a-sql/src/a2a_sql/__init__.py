@@ -7,22 +7,26 @@
 Tasks (ProtoJSON in a JSON column, with indexed columns for ListTasks), their event logs
 (written in the same transaction as the task), webhook configs and a durable push queue
 (jobs queued with their event, delivered at least once), on SQLAlchemy 2's asyncio Core;
-the schema ships as Alembic migrations (``python -m a2a_sql upgrade URL``).
-One server process per database and prefix for now. See ``docs/storage.md``.
+the schema ships as Alembic migrations (``python -m a2a_sql upgrade URL``). PostgreSQL
+serves several replicas (``LISTEN/NOTIFY``, leases, cancel across replicas); SQLite and
+MySQL/MariaDB one server process per database and prefix. See ``docs/storage.md``.
 """
 
 from ._schema import KEY_LENGTH, Tables
-from .backend import RESTART_TEXT, SqlBackend
+from .backend import HOST_LOST_TEXT, RESTART_TEXT, SqlBackend
 from .events import SqlEventLog
 from .migrate import SchemaError, check_schema, head_revision, upgrade
 from .push import SqlPushConfigStore
 from .push_queue import PushQueueSettings, SqlPushQueue, SqlPushWorker
+from .replicas import Replicas
 from .store import SqlTaskStore
 
 __all__ = [
+    "HOST_LOST_TEXT",
     "KEY_LENGTH",
     "RESTART_TEXT",
     "PushQueueSettings",
+    "Replicas",
     "SchemaError",
     "SqlBackend",
     "SqlEventLog",

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy import BigInteger, ColumnElement, event
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.pool import NullPool
 from sqlalchemy.sql.functions import FunctionElement
 
 from a2a_core.errors import InvalidParamsError
@@ -80,6 +81,8 @@ def make_engine(
     if url.get_backend_name() == "sqlite":
         options.setdefault("pool_size", 1)
         options.setdefault("max_overflow", 0)
+    elif options.get("poolclass") is NullPool:
+        pass  # a connection of its own (the replicas' listener): no pool to size or ping
     else:
         # Room for a busy server's writes without opening and closing overflow
         # connections all the time (each costs a login, and asyncpg's SSL probe).

@@ -7,7 +7,8 @@ finished (open tasks are bounded by the server's admission and ``TaskLimits``, n
 ``max_configs_per_task`` rows per task, dropped with the task; ``push_jobs`` (the durable
 push queue, `a2a_sql.push`) at most ``max_jobs_per_task`` rows per task and about
 ``max_jobs`` in all, each job's task copy at most ``max_job_bytes``, dropped with the task;
-``meta`` a few rows.
+``meta`` a few rows; ``replicas`` one row per live (or not yet reaped) replica, PostgreSQL
+only.
 
 Columns that hold ids (task, context, tenant, owner) are `Key`s: at most 255 bytes, and
 compared by code point on every database (PostgreSQL's ``"C"`` collation, MySQL's
@@ -17,12 +18,14 @@ Documents are `Document`s: the ProtoJSON text, as ``JSONB`` on PostgreSQL.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Final
 
 from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    DateTime,
     Dialect,
     Index,
     Integer,
@@ -30,11 +33,12 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["JOB_ID", "KEY_LENGTH", "Document", "Key", "Tables"]
+__all__ = ["JOB_ID", "KEY_LENGTH", "Document", "Key", "Tables", "notify_channel"]
 
 #: The longest id (task, context, tenant, owner) the tables take, in bytes of UTF-8.
 KEY_LENGTH: Final = 255
@@ -111,6 +115,9 @@ class Tables:
             Column("last_seq", Integer, nullable=False),
             Column("expires_us", BigInteger, nullable=True),
             Column("body", Document, nullable=False),
+            # The replica whose agent runs the task (set while it is submitted or working,
+            # by a store with a replica id): what the reaper fails when its lease runs out.
+            Column("runner", Key, nullable=True),
         )
         self.logs = Table(
             f"{p}logs",
@@ -161,6 +168,17 @@ class Tables:
             Column("name", String(64), primary_key=True),
             Column("value", String(255), nullable=False),
         )
+        # PostgreSQL's replicas: a lease each, by the database's clock; ``reaper`` is the
+        # replica that claimed a run-out lease and is failing its tasks.
+        self.replicas = Table(
+            f"{p}replicas",
+            metadata,
+            Column("id", Key, primary_key=True),
+            Column("lease_until", DateTime(timezone=True), nullable=False),
+            Column("reaper", Key, nullable=True),
+        )
+        #: The ``LISTEN/NOTIFY`` channel of this prefix's event logs (PostgreSQL).
+        self.channel = notify_channel(prefix)
         # The indexes of the initial migration (0001), declared here too so that a reader of
         # the runtime's tables sees them: each ListTasks filter combination has one, whose
         # equality columns come first and (status_us, id) last, so a page is a range read.
@@ -168,10 +186,14 @@ class Tables:
         for name, columns in INDEXES.items():
             Index(f"{p}{name}", *(t[c] for c in columns))
         Index(f"{p}logs_closed", self.logs.c.closed_us)
-        # 0002: a job's lane (its task and webhook, in seq order), and the claim's scan.
+        # 0002_push_jobs: a job's lane (its task and webhook, in seq order), and the claim's scan.
         j = self.push_jobs.c
         Index(f"{p}push_jobs_lane", j.task_id, j.config_id, j.seq, unique=True)
         Index(f"{p}push_jobs_due", j.due_us)
+        running_only = text("runner IS NOT NULL")  # migration 0003: running tasks only
+        Index(
+            f"{p}tasks_runner", t.runner, postgresql_where=running_only, sqlite_where=running_only
+        )
 
 
 #: Index name (after the prefix) -> its columns on ``tasks``.
@@ -187,3 +209,15 @@ INDEXES: Final = {
     "tasks_state": ("state",),  # the restart rule: the running tasks
     "tasks_expires": ("expires_us",),  # the sweep: the terminal tasks, by when they go
 }
+
+
+def notify_channel(prefix: str) -> str:
+    """The ``NOTIFY`` channel of a prefix: ``{prefix}log``, or when that is longer than
+    PostgreSQL's 63-byte names, its start and a hash (so two long prefixes never share one).
+    Frozen: migration 0003 gives it to the trigger that notifies."""
+    name = f"{prefix}log"
+    raw = name.encode()
+    if len(raw) <= 63:
+        return name
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    return raw[:46].decode(errors="ignore") + "_" + digest

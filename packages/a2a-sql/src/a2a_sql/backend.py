@@ -8,26 +8,39 @@ asyncio engine and runs, while the server runs, a service that:
 - applies the **restart rule**: the tasks a previous run left submitted or working (its
   agents died with it) are failed with the status message `RESTART_TEXT`, through the
   server's writer (`A2AServer.fail_task`), so their logs end and clients see why;
+- on PostgreSQL, runs this replica's part of a multi-replica server (`a2a_sql.replicas`):
+  the ``LISTEN`` connection that wakes followers of other replicas' writes and cancels
+  agents whose task was finished elsewhere, the lease, and the reaper that fails the
+  running tasks of replicas whose lease ran out (`HOST_LOST_TEXT`);
 - sweeps expired terminal tasks (and orphan closed logs) every ``sweep_interval``;
 - disposes of the engine when the server stops;
 
 and a second service, the push queue's worker (`a2a_sql.push_queue`): webhook jobs are
 rows queued with their event, delivered at least once, also after a crash.
 
-The restart rule assumes **one server process per database and prefix**: a second
-replica starting would fail the first one's running tasks. Several replicas need leases,
-a later step.
+SQLite and MySQL/MariaDB are **single-replica** backends: one server process per database
+and prefix. Their restart rule fails every task left running, which would fail a second
+live process's tasks; and they have no cross-process wake-ups.
+
+On PostgreSQL the restart rule cannot be "every running task": other live replicas run
+some of them. There it fails only what nobody alive runs: the tasks of this replica's
+previous run (its ``replica_id`` is stable, e.g. a pod name), those without a runner
+(written before the schema had one) and those of a runner without a lease row. A previous
+run under another id (the default id is random) is failed by the reaper once its lease runs
+out, within ``lease_ttl + reap_interval`` of its death, like any lost replica's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import sqlalchemy as sa
+from sqlalchemy.pool import NullPool
 
 from a2a_core.server.backends import (
     Backend,
@@ -39,14 +52,15 @@ from a2a_core.server.backends import (
 )
 
 from ._common import make_engine
-from ._schema import Tables
+from ._schema import KEY_LENGTH, Tables
 from .events import SqlEventLog
 from .migrate import check_schema
 from .push import SqlPushConfigStore
 from .push_queue import PushQueueSettings, SqlPushQueue
+from .replicas import HOST_LOST_TEXT, Replicas
 from .store import SqlTaskStore
 
-__all__ = ["RESTART_TEXT", "SqlBackend"]
+__all__ = ["HOST_LOST_TEXT", "RESTART_TEXT", "SqlBackend"]
 
 logger = logging.getLogger("a2a_sql")
 
@@ -73,6 +87,15 @@ class SqlBackend:
         its `WebhookPushSender` (`PushQueueSettings`).
     :param push_secret_keys: Fernet keys, newest first, to keep webhook secrets encrypted.
     :param engine_options: more arguments of ``create_async_engine`` (pool sizes...).
+    :param replica_id: this replica's name on PostgreSQL, unique among live replicas
+        (random by default; a stable one, e.g. the pod name, lets a restarted replica fail
+        its previous run's tasks at once).
+    :param lease_ttl: PostgreSQL: seconds without a lease renewal after which a replica
+        counts as dead (renewed every ``lease_ttl / 3``). 10 s rides out a GC pause, a
+        slow database or a short failover while bounding a dead replica's tasks to about
+        12 s.
+    :param reap_interval: PostgreSQL: seconds between looks for run-out leases
+        (``None``: ``lease_ttl / 4``; a look is one indexed ``UPDATE``).
     """
 
     def __init__(
@@ -91,8 +114,25 @@ class SqlBackend:
         push_queue: PushQueueSettings | None = None,
         push_secret_keys: Sequence[str | bytes] = (),
         engine_options: Mapping[str, Any] | None = None,
+        replica_id: str | None = None,
+        lease_ttl: float = 10.0,
+        reap_interval: float | None = None,
     ) -> None:
-        self.engine = make_engine(url, **dict(engine_options or {}))
+        if lease_ttl <= 0:
+            raise ValueError("lease_ttl must be > 0")
+        replica_id = replica_id or uuid.uuid4().hex
+        if ":" in replica_id or len(replica_id.encode()) > KEY_LENGTH:
+            raise ValueError(f"a replica id has no ':' and at most {KEY_LENGTH} bytes")
+        options = dict(engine_options or {})
+        if sa.make_url(url).get_backend_name() == "postgresql":
+            # Every connection says which replica it writes for: the trigger puts it in its
+            # notifications, so a replica skips its own (it woke its followers already).
+            connect_args = dict(options.get("connect_args") or {})
+            settings = dict(connect_args.get("server_settings") or {})
+            settings["a2a.replica"] = replica_id
+            connect_args["server_settings"] = settings
+            options["connect_args"] = connect_args
+        self.engine = make_engine(url, **options)
         self.tables = Tables(prefix)
         self.prefix = prefix
         is_sqlite = self.engine.dialect.name == "sqlite"
@@ -102,7 +142,17 @@ class SqlBackend:
         self.sweep_batch = sweep_batch
         cipher = PushSecretCipher(push_secret_keys) if push_secret_keys else None
         self._event_log = SqlEventLog(self.engine, self.tables, retention=log_retention)
-        self._store = SqlTaskStore(self.engine, self.tables, self._event_log, ttl=task_ttl)
+        #: This replica's name: the ``runner`` of the running tasks it writes.
+        self.replica_id = replica_id
+        self.lease_ttl = lease_ttl
+        self.reap_interval = reap_interval if reap_interval is not None else lease_ttl / 4
+        self._store = SqlTaskStore(
+            self.engine,
+            self.tables,
+            self._event_log,
+            ttl=task_ttl,
+            replica_id=self.replica_id,
+        )
         self._push_configs = SqlPushConfigStore(
             self.engine,
             self.tables,
@@ -117,6 +167,30 @@ class SqlBackend:
             self._store.push_queue = self.push_queue
         #: Tasks failed by the restart rule at the last start.
         self.failed_at_start = 0
+        #: PostgreSQL's multi-replica service (``None`` on single-replica databases).
+        self.replicas: Replicas | None = None
+        if self.engine.dialect.name == "postgresql":
+            # The listener's connection comes from an engine of its own without a pool:
+            # a pool exhausted by requests must never delay the lease renewals.
+            listen_engine = make_engine(
+                url, poolclass=NullPool, connect_args=options.get("connect_args", {})
+            )
+            self.replicas = Replicas(
+                self.engine,
+                self.tables,
+                self._event_log,
+                replica_id=self.replica_id,
+                lease_ttl=lease_ttl,
+                reap_interval=self.reap_interval,
+                listen_engine=listen_engine,
+                running_here=self._store.running_here,
+            )
+
+    @property
+    def multi_replica(self) -> bool:
+        """Whether several server processes may share this database and prefix
+        (PostgreSQL)."""
+        return self.replicas is not None
 
     @property
     def store(self) -> SqlTaskStore:
@@ -152,24 +226,40 @@ class SqlBackend:
     @contextlib.asynccontextmanager
     async def service(self, server: ServerHandle) -> AsyncIterator[SqlBackend]:
         """Run the backend beside ``server`` (see the module docstring)."""
+        replicas = self.replicas
         try:
             await self.start()
             if self.push_queue is not None:  # before the restart rule writes events
                 self.push_queue.enabled = server.push_enabled
             if self.fail_unfinished:
                 await self._fail_unfinished(server)
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._sweep_loop)
-                try:
-                    yield self
-                finally:
-                    group.cancel_scope.cancel()
+            try:
+                async with anyio.create_task_group() as group:
+                    if replicas is not None:
+                        await group.start(replicas.run, server)
+                    group.start_soon(self._sweep_loop)
+                    try:
+                        yield self
+                    finally:
+                        group.cancel_scope.cancel()
+            finally:
+                if replicas is not None:
+                    with anyio.move_on_after(2.0, shield=True):
+                        try:
+                            await replicas.leave()
+                        except Exception as exc:
+                            logger.warning("could not give up the lease: %s", exc)
         finally:
             with anyio.CancelScope(shield=True):
                 await self.engine.dispose()
+                if self.replicas is not None:
+                    await self.replicas.listen_engine.dispose()
 
     async def _fail_unfinished(self, server: ServerHandle) -> None:
-        task_ids = await self._store.running_task_ids()
+        if self.replicas is not None:
+            task_ids = await self.replicas.leftovers()  # not other live replicas' tasks
+        else:
+            task_ids = await self._store.running_task_ids()
         failed = 0
         for task_id in task_ids:
             if await server.fail_task(task_id, RESTART_TEXT):

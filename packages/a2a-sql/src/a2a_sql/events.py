@@ -9,9 +9,14 @@ task never disagree.
 
 Followers do not poll: an append (or a logged write, or a close) in this process wakes the
 followers of that task, which then read the table from the last seq they saw; with an
-``idle_timeout`` they also read once when it runs out. Appends made by another process are
-not seen until then: waking followers across replicas (PostgreSQL ``LISTEN/NOTIFY``) is a
-later step.
+``idle_timeout`` they also read once when it runs out. On PostgreSQL, every change of a log
+also sends a ``NOTIFY`` (a trigger, in the writer's transaction) that the backend's listener
+turns into `SqlEventLog.deliver` (the event, when it travelled with the notification: the
+follower yields it without a read) or `SqlEventLog.wake` on every other replica, and when
+the listener had lost its connection, into `SqlEventLog.wake_all` (each follower re-reads
+from the last seq it saw, so a missed notification costs one read, never an event). On
+SQLite and MySQL, appends made by another process are seen at the next ``idle_timeout``:
+they are single-replica backends.
 """
 
 from __future__ import annotations
@@ -38,17 +43,39 @@ _READ_BATCH: Final = 256
 _CLOSED_BY_WRITE: Final = 1024
 
 
-class _Watch:
-    """The local followers of one task's log, and the event that wakes them."""
+_PUSHED_MAX: Final = 8
 
-    __slots__ = ("event", "followers", "forgotten")
+
+class _Watch:
+    """The local followers of one task's log, and the event that wakes them.
+
+    ``kicks`` counts the wake-ups that only a read of the table can explain (a write here,
+    a notification without the event); ``pushed`` holds the last few events that other
+    replicas' notifications carried (seq -> body), which a follower at the seq before
+    takes without a read; ``top`` is the highest of those seqs."""
+
+    __slots__ = ("event", "followers", "forgotten", "kicks", "pushed", "top")
 
     def __init__(self) -> None:
         self.followers = 0
         self.forgotten = False
         self.event = anyio.Event()
+        self.kicks = 0
+        self.pushed: dict[int, str] = {}
+        self.top = 0
 
     def notify(self) -> None:
+        self.kicks += 1
+        self._wake()
+
+    def push(self, seq: int, body: str) -> None:
+        self.pushed[seq] = body
+        self.top = max(self.top, seq)
+        if len(self.pushed) > _PUSHED_MAX:
+            del self.pushed[min(self.pushed)]
+        self._wake()
+
+    def _wake(self) -> None:
         event, self.event = self.event, anyio.Event()
         event.set()
 
@@ -141,6 +168,24 @@ class SqlEventLog(EventLog):
         if watch is not None:
             watch.notify()
 
+    def wake(self, task_id: str) -> None:
+        """Wake the followers of a task here because another process changed its log (a
+        ``NOTIFY``)."""
+        self.notify(task_id)
+
+    def deliver(self, task_id: str, seq: int, body: str) -> None:
+        """Hand the followers of a task here an event another process committed (a
+        ``NOTIFY`` that carried it): a follower at ``seq - 1`` yields it without a read."""
+        watch = self._watches.get(task_id)
+        if watch is not None:
+            watch.push(seq, body)
+
+    def wake_all(self) -> None:
+        """Wake every follower here: notifications may have been missed (the listener
+        reconnected), so each re-reads the table from the last seq it saw."""
+        for watch in list(self._watches.values()):
+            watch.notify()
+
     def forgotten(self, task_id: str) -> None:
         """End this process's followers of a task whose log was dropped."""
         watch = self._watches.pop(task_id, None)
@@ -211,6 +256,8 @@ class SqlEventLog(EventLog):
         """Whether the log is closed, then the events after ``after`` (at most a batch):
         read in that order, so a closed log's events are all there."""
         events, logs = self.tables.events, self.tables.logs
+        if self.engine.dialect.name == "postgresql":
+            return await self._read_some_pg(task_id, after)
         async with self.engine.connect() as conn:
             closed = await conn.scalar(sa.select(logs.c.closed).where(logs.c.task_id == task_id))
             rows = await conn.execute(
@@ -220,6 +267,28 @@ class SqlEventLog(EventLog):
                 .limit(_READ_BATCH)
             )
             return bool(closed), [_logged(seq, body) for seq, body in rows]
+
+    async def _read_some_pg(self, task_id: str, after: int) -> tuple[bool, list[LoggedEvent]]:
+        """`_read_some` in one statement (one snapshot, so a closed log's events are all
+        there): the log row joined with its next events, one round trip per wake-up."""
+        events, logs = self.tables.events, self.tables.logs
+        batch = (
+            sa.select(events.c.seq, events.c.body)
+            .where(events.c.task_id == logs.c.task_id, events.c.seq > after)
+            .order_by(events.c.seq)
+            .limit(_READ_BATCH)
+            .lateral()
+        )
+        query = (
+            sa.select(logs.c.closed, batch.c.seq, batch.c.body)
+            .select_from(logs.outerjoin(batch, sa.true()))
+            .where(logs.c.task_id == task_id)
+            .order_by(batch.c.seq)
+        )
+        async with self.engine.connect() as conn:
+            rows = (await conn.execute(query)).all()
+        closed = bool(rows and rows[0].closed)
+        return closed, [_logged(row.seq, row.body) for row in rows if row.seq is not None]
 
     async def follow(
         self, task_id: str, after: int = 0, *, idle_timeout: float | None = None
@@ -234,18 +303,30 @@ class SqlEventLog(EventLog):
         watch.followers += 1
         seq = max(after, 0)
         waited = 0.0
+        kicks = -1  # the table was never read: read it first
         try:
             while not watch.forgotten:
-                wakeup = watch.event  # before reading: an append after the read sets it
-                closed, batch = await self._read_some(task_id, seq)
-                if batch:
+                wakeup = watch.event  # before looking: anything after sets it
+                body = watch.pushed.get(seq + 1)
+                if body is not None:  # carried by a notification: no read
+                    seq += 1
+                    waited = 0.0
+                    yield _logged(seq, body)
+                    continue
+                if watch.kicks != kicks or watch.top > seq:
+                    kicks = watch.kicks  # before reading: a change after the read kicks
+                    closed, batch = await self._read_some(task_id, seq)
                     for logged in batch:
                         seq = logged.seq
                         waited = 0.0
                         yield logged
-                    continue
-                if closed:
-                    return
+                    if len(batch) == _READ_BATCH:
+                        kicks = -1  # there may be more already
+                        continue
+                    # All the read saw is out (no second, empty read per event): a closed
+                    # log ends here, an open one waits for a change after the read.
+                    if closed:
+                        return
                 if idle_timeout is None:
                     await wakeup.wait()
                     continue
@@ -256,6 +337,8 @@ class SqlEventLog(EventLog):
                 with anyio.move_on_after(remaining):
                     await wakeup.wait()
                 waited += anyio.current_time() - started
+                if not wakeup.is_set():
+                    kicks = -1  # it ran out: read once more before ending
         finally:
             watch.followers -= 1
             if watch.followers == 0 and self._watches.get(task_id) is watch:
@@ -282,17 +365,13 @@ class SqlEventLog(EventLog):
         cutoff = db_now_us() - int(self.retention * 1_000_000)
         dropped = 0
         while True:
+            query = sa.select(logs.c.task_id).where(
+                logs.c.closed_us <= cutoff, ~sa.exists().where(tasks.c.id == logs.c.task_id)
+            )
+            if self.engine.dialect.name == "postgresql":  # replicas sweep at once
+                query = query.with_for_update(of=logs, skip_locked=True)
             async with self.engine.begin() as conn:
-                ids = list(
-                    await conn.scalars(
-                        sa.select(logs.c.task_id)
-                        .where(
-                            logs.c.closed_us <= cutoff,
-                            ~sa.exists().where(tasks.c.id == logs.c.task_id),
-                        )
-                        .limit(batch)
-                    )
-                )
+                ids = list(await conn.scalars(query.limit(batch)))
                 if ids:
                     await self.delete_logs(conn, ids)
             for task_id in ids:

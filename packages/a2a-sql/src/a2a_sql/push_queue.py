@@ -54,6 +54,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from a2a_core import codec
 from a2a_core.server.backends import (
+    BackendUnavailableError,
     LoggedPushSender,
     PushAttempt,
     PushTarget,
@@ -397,7 +398,7 @@ class SqlPushWorker:
                         self._group.start_soon(self._deliver, job)
                 delay = 0.05
             except Exception as exc:  # a bug must not stop the server: log, go on
-                if isinstance(exc, SQLAlchemyError | OSError):
+                if isinstance(exc, SQLAlchemyError | OSError | BackendUnavailableError):
                     logger.warning("push worker: the database failed (%s); trying again", exc)
                 else:
                     logger.exception("push worker: unexpected error; trying again")
@@ -526,7 +527,7 @@ class SqlPushWorker:
                 async with queue.engine.begin() as conn:
                     await conn.execute(statement)
                 break
-            except (SQLAlchemyError, OSError):
+            except (SQLAlchemyError, OSError, BackendUnavailableError):
                 if anyio.current_time() + delay >= job.deadline + _CLAIM_MARGIN:
                     # The claim runs out: the job is claimed again (at least once).
                     logger.warning("push job %d: its outcome could not be written", job.id)
@@ -551,7 +552,7 @@ class SqlPushWorker:
                         .where(jobs.c.id == job.id, jobs.c.claim == job.token)
                         .values(claim=None, claimed_until=None)
                     )
-        except (SQLAlchemyError, OSError):
+        except (SQLAlchemyError, OSError, BackendUnavailableError):
             logger.info("push worker stopped holding %d claim(s); they run out", len(held))
 
 

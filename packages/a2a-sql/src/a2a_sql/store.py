@@ -18,6 +18,10 @@ with InvalidParams (`SqlTaskStore.check_message`, before the agent runs).
 ``save_logged`` queues the event's webhook jobs in that write too (``push_queue``,
 `a2a_sql.push_queue`): no logged event lacks them.
 
+A store with a ``replica_id`` records, in the same write, that replica as the ``runner`` of
+a task it writes submitted or working (cleared by any other state): what the leases of
+`a2a_sql.SqlBackend` on PostgreSQL fail when that replica is lost.
+
 ListTasks is a keyset read: ``WHERE <filters> AND (status_us, id) < cursor ORDER BY
 status_us DESC, id DESC LIMIT page + 1`` on the composite index that starts with the
 query's equality filters, so a page costs O(log n + page) whatever the filters;
@@ -110,6 +114,8 @@ class SqlTaskStore(TaskStore):
     :param tables: the tables, under the backend's prefix.
     :param event_log: the log the logged writes append to, in their transaction.
     :param ttl: seconds a terminal task is kept after it finished (``None``: forever).
+    :param replica_id: the replica this store writes for (the ``runner`` of the running
+        tasks it writes; ``""``: none).
     """
 
     def __init__(
@@ -119,6 +125,7 @@ class SqlTaskStore(TaskStore):
         event_log: SqlEventLog,
         *,
         ttl: float | None = 3600.0,
+        replica_id: str = "",
     ) -> None:
         if ttl is not None and ttl < 0:
             raise ValueError("ttl must be >= 0 or None")
@@ -132,6 +139,10 @@ class SqlTaskStore(TaskStore):
         #: PostgreSQL's one-statement writes run without BEGIN/COMMIT (see `_statement`).
         self._autocommit = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._statements: dict[tuple[Any, ...], sa.Executable] = {}
+        self.replica_id = replica_id
+        #: The tasks this store last wrote submitted or working (their agents run here),
+        #: until it writes them otherwise or they are known finished elsewhere.
+        self.running_here: set[str] = set()
         self._secret: bytes | None = None
 
     # -- writes --------------------------------------------------------------------------
@@ -160,6 +171,7 @@ class SqlTaskStore(TaskStore):
             "status_us": status_micros(task.status.timestamp),
             "expires_us": expires,
             "body": body,
+            "runner": (self.replica_id or None) if state in RUNNING_STATES else None,
         }
 
     async def create(
@@ -171,6 +183,7 @@ class SqlTaskStore(TaskStore):
                 await self._insert(conn, task, tenant, owner, last_seq)
         except IntegrityError:
             raise TaskExistsError(task.id) from None
+        self._ran(task)
         return StoredTask(task=task, version=1, last_seq=last_seq, tenant=tenant, owner=owner)
 
     async def _insert(
@@ -246,6 +259,7 @@ class SqlTaskStore(TaskStore):
         if closing:
             log.closed_by_write(task.id)
         log.notify(task.id)
+        self._ran(task)
         return StoredTask(task=task, version=1, last_seq=last, tenant=tenant, owner=owner)
 
     async def _create_logged_pg(
@@ -333,7 +347,9 @@ class SqlTaskStore(TaskStore):
         """Replace the task if it is still at ``expected_version``, else
         `ConcurrentUpdateError` (also when it is gone)."""
         async with self.engine.begin() as conn:
-            return await self._update(conn, task, expected_version, last_seq)
+            stored = await self._update(conn, task, expected_version, last_seq)
+        self._ran(task)
+        return stored
 
     async def save_logged(
         self, task: Task, event: StreamResponse, *, expected_version: int
@@ -366,6 +382,7 @@ class SqlTaskStore(TaskStore):
         if closing:
             log.closed_by_write(task.id)
         log.notify(task.id)
+        self._ran(task)
         return stored
 
     async def _save_logged_pg(
@@ -539,6 +556,14 @@ class SqlTaskStore(TaskStore):
         push = self.tables.push_configs
         return sa.exists().where(push.c.task_id == tasks.c.id).label("has_push")
 
+    def _ran(self, task: Task) -> None:
+        # After a write: the tasks this store last wrote running (so the agent runs here),
+        # which `a2a_sql.replicas` checks when it may have missed that one was finished.
+        if task.status.state in RUNNING_STATES:
+            self.running_here.add(task.id)
+        else:
+            self.running_here.discard(task.id)
+
     async def _lock(self, conn: AsyncConnection, task_id: str, expected: int) -> Any:
         tasks = self.tables.tasks
         row = (
@@ -591,6 +616,7 @@ class SqlTaskStore(TaskStore):
         """Forget a task with its event log and push configs."""
         async with self.engine.begin() as conn:
             await self._drop(conn, [task_id])
+        self.running_here.discard(task_id)
         self.event_log.forgotten(task_id)
 
     async def _drop(self, conn: AsyncConnection, task_ids: list[str]) -> None:
@@ -737,15 +763,13 @@ class SqlTaskStore(TaskStore):
         t = self.tables.tasks.c
         dropped = 0
         while True:
+            query = sa.select(t.id).where(t.expires_us <= db_now_us()).order_by(t.expires_us)
+            if self.engine.dialect.name == "postgresql":
+                # Replicas sweep at once: each takes rows the others have not locked, so
+                # they never wait on, or deadlock with, one another.
+                query = query.with_for_update(skip_locked=True)
             async with self.engine.begin() as conn:
-                ids = list(
-                    await conn.scalars(
-                        sa.select(t.id)
-                        .where(t.expires_us <= db_now_us())
-                        .order_by(t.expires_us)
-                        .limit(batch)
-                    )
-                )
+                ids = list(await conn.scalars(query.limit(batch)))
                 if ids:
                     await self._drop(conn, ids)
             for task_id in ids:
