@@ -182,3 +182,7 @@ class InMemoryBackend:
     def services(self) -> tuple[Service, ...]:
         """Nothing runs beside an in-memory backend."""
         return ()
+
+    async def check_health(self) -> dict[str, bool]:
+        """This process's memory always answers (`HealthCheckingBackend`)."""
+        return {"store": True, "event_log": True, "push_configs": True}

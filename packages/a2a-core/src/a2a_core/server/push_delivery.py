@@ -48,9 +48,9 @@ import socket
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Final, Self, TypeAlias
+from typing import TYPE_CHECKING, Final, Self, TypeAlias
 
 import anyio
 import httpx
@@ -62,6 +62,9 @@ from a2a_core.compat.v0_3.convert import task_from_v1
 from a2a_core.types import StreamResponse, Task
 
 from .push import PushTarget
+
+if TYPE_CHECKING:
+    from .observe import Observer, PushObservation
 from .webhook_guard import (
     AllowList,
     Webhook,
@@ -115,6 +118,8 @@ class _Delivery:
     body: bytes
     headers: tuple[tuple[str, str], ...]
     """Content type and credentials (never logged)."""
+    context: object = None
+    """The observer's context of the moment it was queued (`Observer.push_context`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +158,9 @@ class WebhookPushSender:
       bodies are always ``application/json``.
     - ``allow_hosts``, ``allow_private``: the SSRF guard's exceptions, as in
       :func:`check_webhook_url`; ``resolve`` looks hosts up (``anyio.getaddrinfo``).
+    - ``observer``: told of each delivery, its attempts and outcome, and the queue's depth
+      (:mod:`~a2a_core.server.observe`; a server sets its own on a sender it is given
+      without one).
 
     Counters (read-only, since the sender started): ``delivered`` (a 2xx answer),
     ``failed`` (out of attempts, or a status not worth retrying), ``refused`` (the SSRF
@@ -177,6 +185,7 @@ class WebhookPushSender:
         shutdown_timeout: float = 5.0,
         sleep: Sleep = anyio.sleep,
         resolve: Resolver = _getaddrinfo,
+        observer: Observer | None = None,
     ) -> None:
         if workers < 1 or queue_size < 1:
             raise ValueError("workers and queue_size must be at least 1")
@@ -197,6 +206,8 @@ class WebhookPushSender:
         self._shutdown_timeout = shutdown_timeout
         self._sleep = sleep
         self._resolve = resolve
+        #: Told of each delivery (see ``observer`` above); may be set before the sender runs.
+        self.observer = observer
 
         self._state = "new"  # -> "running" -> "closing" -> "closed"
         self._stack: AsyncExitStack | None = None
@@ -240,6 +251,11 @@ class WebhookPushSender:
     def cancelled(self) -> int:
         """Accepted deliveries still unfinished when the shutdown timeout ran out."""
         return self._cancelled
+
+    @property
+    def running(self) -> bool:
+        """Whether the sender accepts deliveries (entered, and not closing)."""
+        return self._state == "running"
 
     @property
     def pending(self) -> int:
@@ -343,6 +359,7 @@ class WebhookPushSender:
     ) -> list[_Delivery]:
         """One ready delivery per target that passes the static checks (refusals counted)."""
         deliveries: list[_Delivery] = []
+        context = self.observer.push_context() if self.observer is not None else None
         v1_body: bytes | None = None
         v0_3_body: bytes | None = None
         for target in targets:
@@ -352,7 +369,7 @@ class WebhookPushSender:
                 hook = parse_webhook(config.url, self._allow)
             except WebhookUrlRefusedError as exc:
                 self._refused += 1
-                logger.warning("push to config %r of task %r refused: %s", config.id, task_id, exc)
+                logger.info("push to config %r of task %r refused: %s", config.id, task_id, exc)
                 continue
             if target.legacy_v0_3:
                 if v0_3_body is None:
@@ -371,7 +388,7 @@ class WebhookPushSender:
                 headers.append(("X-A2A-Notification-Token", config.token))
             if not all(_FIELD_VALUE.fullmatch(value) for _, value in headers):
                 self._failed += 1
-                logger.warning(
+                logger.info(
                     "push to %s (config %r of task %r) failed: a header value has characters "
                     "HTTP does not allow",
                     hook.origin,
@@ -380,7 +397,7 @@ class WebhookPushSender:
                 )
                 continue
             deliveries.append(
-                _Delivery((task_id, config.id, config.url), hook, body, tuple(headers))
+                _Delivery((task_id, config.id, config.url), hook, body, tuple(headers), context)
             )
         return deliveries
 
@@ -390,6 +407,8 @@ class WebhookPushSender:
         if self._state != "running" or self._pending >= self._queue_size:
             self._dropped += 1
             why = "queue full" if self._state == "running" else "sender closing"
+            if self.observer is not None:
+                self.observer.push_dropped(task_id, why.replace(" ", "_"))
             logger.warning(
                 "push to %s (config %r of task %r) dropped: %s (%d dropped so far)",
                 delivery.hook.origin,
@@ -402,6 +421,8 @@ class WebhookPushSender:
         # Cannot block: the stream holds at most `queue_size` items and `pending` counts them.
         self._send.send_nowait(delivery)
         self._pending += 1
+        if self.observer is not None:
+            self.observer.push_queue_depth(self._pending)
 
     # --- workers ---
 
@@ -431,15 +452,39 @@ class WebhookPushSender:
             # Reached only when the delivery finished: a cancelled one stays pending.
             lane.popleft()
             self._pending -= 1
+            if self.observer is not None:
+                self.observer.push_queue_depth(self._pending)
             if self._pending == 0 and self._state == "closing":
                 self._drained.set()
         # Nothing awaited since the loop saw the lane empty, so no delivery can be in it.
         del self._lanes[key]
 
     async def _send_one(self, delivery: _Delivery) -> None:
-        """All attempts of one delivery; updates the counters."""
+        """All attempts of one delivery; updates the counters (and tells the observer)."""
+        if self.observer is None:
+            await self._attempts(delivery, None)
+            return
+        observation = self.observer.push_started(
+            delivery.context, delivery.key[0], delivery.hook.origin
+        )
+        outcome = "cancelled"
+        try:
+            outcome = await self._attempts(delivery, observation)
+        except Exception:
+            outcome = "failed"
+            raise
+        finally:
+            observation.finished(outcome)
+
+    async def _attempts(self, delivery: _Delivery, observation: PushObservation | None) -> str:
+        """The attempts of one delivery: ``delivered``, ``failed`` or ``refused``."""
         hook = delivery.hook
+        task_id, config_id, _ = delivery.key
         outcome = _DELIVERED
+        if observation is not None:
+            extra = tuple(observation.headers())
+            if extra:
+                delivery = replace(delivery, headers=delivery.headers + extra)
         for attempt in range(self._retries + 1):
             if attempt:
                 await self._sleep(self._delay(attempt - 1))
@@ -447,8 +492,9 @@ class WebhookPushSender:
                 addresses = await self._addresses(hook)
             except WebhookUrlRefusedError as exc:
                 self._refused += 1
-                logger.warning("push to %s refused: %s", hook.origin, exc)
-                return
+                # The client's URL: nothing wrong with the server, so not above INFO.
+                logger.info("push to %s (task %s) refused: %s", hook.origin, task_id, exc)
+                return "refused"
             except OSError as exc:  # the name did not resolve: maybe it will later
                 outcome = _Outcome(ok=False, retry=True, reason=f"lookup failed ({exc})")
             else:
@@ -456,7 +502,11 @@ class WebhookPushSender:
             if outcome.ok:
                 self._delivered += 1
                 logger.debug("push to %s delivered (attempt %d)", hook.origin, attempt + 1)
-                return
+                return "delivered"
+            if observation is not None:
+                observation.attempted(
+                    attempt, outcome.reason, outcome.retry and attempt < self._retries
+                )
             if not outcome.retry:
                 break
             logger.info(
@@ -464,11 +514,14 @@ class WebhookPushSender:
             )
         self._failed += 1
         logger.warning(
-            "push to %s failed after %d attempt(s): %s",
+            "push to %s (config %r of task %s) failed after %d attempt(s): %s",
             hook.origin,
+            config_id,
+            task_id,
             attempt + 1,
             outcome.reason,
         )
+        return "failed"
 
     def _delay(self, retry: int) -> float:
         base = min(self._backoff * 2.0**retry, self._max_backoff)
