@@ -68,24 +68,40 @@ INSTRUMENTATION_NAME: Final = "a2a_core"
 
 #: Every instrument: name -> (kind, unit, description).
 METRICS: Final[Mapping[str, tuple[str, str, str]]] = {
-    "a2a.server.calls": ("counter", "{call}", "Calls answered, by operation, binding, outcome"),
     "rpc.server.call.duration": (
         "histogram",
         "s",
-        "Duration of calls (a stream's: until it ends), by operation, binding, outcome",
+        "Duration of calls (a stream's: until it ends), by operation, binding, outcome; "
+        "its count is the number of calls",
     ),
-    "a2a.server.tasks.running": ("updowncounter", "{task}", "Executions of the agent running"),
-    "a2a.server.tasks.finished": ("counter", "{task}", "Tasks that reached a final state"),
-    "a2a.server.streams.open": ("updowncounter", "{stream}", "Open streams, by operation"),
-    "a2a.server.stream.events": ("counter", "{event}", "Events sent on streams"),
+    "a2a.server.tasks.running": (
+        "observable updowncounter",
+        "{task}",
+        "Executions of the agent running now",
+    ),
+    "a2a.server.tasks.finished": (
+        "observable counter",
+        "{task}",
+        "Tasks that reached a final state, by state",
+    ),
+    "a2a.server.streams.open": (
+        "observable updowncounter",
+        "{stream}",
+        "Open streams, by operation (SubscribeToTask: subscribers)",
+    ),
+    "a2a.server.stream.events": ("observable counter", "{event}", "Events sent on streams"),
     "a2a.server.push.deliveries": (
-        "counter",
+        "observable counter",
         "{delivery}",
         "Webhook deliveries by outcome (delivered, failed, refused, cancelled, dropped)",
     ),
-    "a2a.server.push.retries": ("counter", "{attempt}", "Webhook attempts retried"),
+    "a2a.server.push.retries": ("observable counter", "{attempt}", "Webhook attempts retried"),
     "a2a.server.push.duration": ("histogram", "s", "Duration of a delivery, all attempts"),
-    "a2a.server.push.queue.depth": ("gauge", "{delivery}", "Deliveries accepted, unfinished"),
+    "a2a.server.push.queue.depth": (
+        "observable gauge",
+        "{delivery}",
+        "Webhook deliveries accepted and not finished",
+    ),
     "a2a.server.backend.operation.duration": (
         "histogram",
         "s",
@@ -120,35 +136,38 @@ class OpenTelemetryObserver:
         self.tracer = trace.get_tracer(INSTRUMENTATION_NAME, tracer_provider=tracer_provider)
         meter = metrics.get_meter(INSTRUMENTATION_NAME, meter_provider=meter_provider)
         self._propagator = propagator
-        self.calls = meter.create_counter(
-            "a2a.server.calls", "{call}", METRICS["a2a.server.calls"][2]
-        )
+        # The header names the propagator reads, found once per propagator.
+        self._fields: tuple[TextMapPropagator | None, tuple[str, ...]] = (None, ())
         self.call_duration = meter.create_histogram(
             "rpc.server.call.duration", "s", METRICS["rpc.server.call.duration"][2]
         )
-        self.running = meter.create_up_down_counter(
-            "a2a.server.tasks.running", "{task}", METRICS["a2a.server.tasks.running"][2]
+        # What is counted up and down on the request's path is read only when collected.
+        self._open_streams: dict[str, int] = {}
+        self._queue_depth = 0
+        meter.create_observable_up_down_counter(
+            "a2a.server.tasks.running",
+            [self._observe_running],
+            "{task}",
+            METRICS["a2a.server.tasks.running"][2],
         )
-        self.finished_tasks = meter.create_counter(
-            "a2a.server.tasks.finished", "{task}", METRICS["a2a.server.tasks.finished"][2]
+        meter.create_observable_up_down_counter(
+            "a2a.server.streams.open",
+            [self._observe_streams],
+            "{stream}",
+            METRICS["a2a.server.streams.open"][2],
         )
-        self.open_streams = meter.create_up_down_counter(
-            "a2a.server.streams.open", "{stream}", METRICS["a2a.server.streams.open"][2]
+        meter.create_observable_gauge(
+            "a2a.server.push.queue.depth",
+            [self._observe_queue],
+            "{delivery}",
+            METRICS["a2a.server.push.queue.depth"][2],
         )
-        self.stream_events = meter.create_counter(
-            "a2a.server.stream.events", "{event}", METRICS["a2a.server.stream.events"][2]
-        )
-        self.push_deliveries = meter.create_counter(
-            "a2a.server.push.deliveries", "{delivery}", METRICS["a2a.server.push.deliveries"][2]
-        )
-        self.push_retries = meter.create_counter(
-            "a2a.server.push.retries", "{attempt}", METRICS["a2a.server.push.retries"][2]
-        )
+        self.finished_tasks = _Tally(self, meter, "a2a.server.tasks.finished", "{task}")
+        self.stream_events = _Tally(self, meter, "a2a.server.stream.events", "{event}")
+        self.push_deliveries = _Tally(self, meter, "a2a.server.push.deliveries", "{delivery}")
+        self.push_retries = _Tally(self, meter, "a2a.server.push.retries", "{attempt}")
         self.push_duration = meter.create_histogram(
             "a2a.server.push.duration", "s", METRICS["a2a.server.push.duration"][2]
-        )
-        self.push_queue = meter.create_gauge(
-            "a2a.server.push.queue.depth", "{delivery}", METRICS["a2a.server.push.queue.depth"][2]
         )
         self.backend_duration = meter.create_histogram(
             "a2a.server.backend.operation.duration",
@@ -164,6 +183,18 @@ class OpenTelemetryObserver:
 
     # --- helpers ------------------------------------------------------------------------
 
+    def _observe_running(self, options: metrics.CallbackOptions) -> list[metrics.Observation]:
+        return [metrics.Observation(len(self._agent_spans))]
+
+    def _observe_streams(self, options: metrics.CallbackOptions) -> list[metrics.Observation]:
+        return [
+            metrics.Observation(count, self.attributes("a2a.operation", operation))
+            for operation, count in list(self._open_streams.items())
+        ]
+
+    def _observe_queue(self, options: metrics.CallbackOptions) -> list[metrics.Observation]:
+        return [metrics.Observation(self._queue_depth)]
+
     def attributes(self, *key: Any) -> Mapping[str, Any]:
         """The metric attributes of ``key``: ``(name, value, name, value...)``, cached."""
         found = self._attributes.get(key)
@@ -177,9 +208,11 @@ class OpenTelemetryObserver:
         if trace.get_current_span().get_span_context().is_valid:
             return None, SpanKind.INTERNAL
         propagator = self._propagator or propagate.get_global_textmap()
+        if propagator is not self._fields[0]:
+            self._fields = (propagator, tuple(propagator.fields))
         headers = request.headers
         carrier: dict[str, str] = {}
-        for name in propagator.fields:
+        for name in self._fields[1]:
             value = headers.get(name)
             if value is not None:
                 carrier[name] = value
@@ -202,7 +235,6 @@ class OpenTelemetryObserver:
             method = operation.value if call.dialect == "1.0" else OPERATIONS[operation].v0_3_method
             attributes["rpc.system"] = "jsonrpc"
             attributes["rpc.method"] = method
-            attributes["rpc.jsonrpc.version"] = "2.0"
             if call.request_id is not None:
                 attributes["rpc.jsonrpc.request_id"] = str(call.request_id)
             name = str(method)
@@ -222,6 +254,8 @@ class OpenTelemetryObserver:
 
     def task_changed(self, task: Task, event: StreamResponse) -> None:
         """An event on the span of the task's execution (or the current span: a cancel's)."""
+        if event.task is not None:
+            return  # the task's creation: its execution's span has just begun
         span = self._agent_spans.get(task.id)
         if span is None:
             span = trace.get_current_span()
@@ -244,14 +278,12 @@ class OpenTelemetryObserver:
                     "a2a.artifact.last_chunk": update.last_chunk,
                 },
             )
-        elif event.task is not None:
-            span.add_event("a2a.task.created", {"a2a.task.state": event.task.status.state.value})
 
     def _maybe_finished(self, event: StreamResponse) -> None:
         assert event.status_update is not None
         state = event.status_update.status.state
         if state in TERMINAL_STATES:
-            self.finished_tasks.add(1, self.attributes("a2a.task.state", state.value))
+            self.finished_tasks.add(1, ("a2a.task.state", state.value))
 
     def push_context(self) -> object:
         """The current context: the delivery's span is its child."""
@@ -275,13 +307,11 @@ class OpenTelemetryObserver:
 
     def push_dropped(self, task_id: str, reason: str) -> None:
         """Counted as a delivery of outcome ``dropped``."""
-        self.push_deliveries.add(
-            1, self.attributes("a2a.push.outcome", "dropped", "a2a.push.reason", reason)
-        )
+        self.push_deliveries.add(1, ("a2a.push.outcome", "dropped", "a2a.push.reason", reason))
 
     def push_queue_depth(self, pending: int) -> None:
         """The gauge's new value."""
-        self.push_queue.set(pending)
+        self._queue_depth = pending
 
     def backend_operation(self, operation: str, seconds: float, error: bool) -> None:
         """One measurement of the backend's histogram."""
@@ -305,6 +335,32 @@ def _task_id_of(call: Call) -> str:
 
 #: Operations whose request's ``id`` is a task id.
 _BY_ID: Final = frozenset({Operation.GET_TASK, Operation.CANCEL_TASK, Operation.SUBSCRIBE_TO_TASK})
+
+
+class _Tally:
+    """A counter counted here, in a dict, and read by the SDK when it collects (an
+    observable counter): recording a measurement through the SDK costs several
+    microseconds, adding to an int a few dozen nanoseconds."""
+
+    __slots__ = ("_observer", "counts")
+
+    def __init__(
+        self, observer: OpenTelemetryObserver, meter: metrics.Meter, name: str, unit: str
+    ) -> None:
+        self._observer = observer
+        #: The count of each attribute key (``(name, value, ...)``, see `attributes`).
+        self.counts: dict[tuple[Any, ...], int] = {}
+        meter.create_observable_counter(name, [self._observe], unit, METRICS[name][2])
+
+    def add(self, amount: int, key: tuple[Any, ...]) -> None:
+        """Count ``amount`` more under ``key``."""
+        self.counts[key] = self.counts.get(key, 0) + amount
+
+    def _observe(self, options: metrics.CallbackOptions) -> list[metrics.Observation]:
+        attributes = self._observer.attributes
+        # list(): one step under the GIL, so a collection on the reader's thread never
+        # sees the dict change size while it iterates.
+        return [metrics.Observation(n, attributes(*key)) for key, n in list(self.counts.items())]
 
 
 class _CallSpan:
@@ -345,28 +401,24 @@ class _CallSpan:
                 "gen_ai.agent.name": observer.agent_name,
                 "gen_ai.conversation.id": invocation.context_id,
                 "a2a.task.id": invocation.task_id,
-                "a2a.context.id": invocation.context_id,
             },
         )
         observer._agent_spans[invocation.task_id] = agent_span
-        observer.running.add(1)
         return _AgentSpan(observer, agent_span, invocation.task_id)
 
     def stream_opened(self) -> None:
-        self._observer.open_streams.add(
-            1, self._observer.attributes("a2a.operation", self._call.operation.value)
-        )
+        streams = self._observer._open_streams
+        operation = self._call.operation.value
+        streams[operation] = streams.get(operation, 0) + 1
 
     def event_sent(self, event: StreamResponse) -> None:
         self._events += 1  # counted once, when the stream closes
 
     def stream_closed(self, error: BaseException | None) -> None:
         observer = self._observer
-        observer.open_streams.add(
-            -1, observer.attributes("a2a.operation", self._call.operation.value)
-        )
+        observer._open_streams[self._call.operation.value] -= 1
         if self._events:
-            observer.stream_events.add(self._events)
+            observer.stream_events.add(self._events, ())
         span = self._span
         span.set_attribute("a2a.stream.events", self._events)
         if isinstance(error, GeneratorExit):
@@ -406,7 +458,6 @@ class _CallSpan:
             "a2a.outcome",
             self._outcome,
         )
-        observer.calls.add(1, attributes)
         observer.call_duration.record(time.perf_counter() - self._start, attributes)
 
 
@@ -428,7 +479,6 @@ class _AgentSpan:
         span = self._span
         if observer._agent_spans.get(self._task_id) is span:
             del observer._agent_spans[self._task_id]
-        observer.running.add(-1)
         if task is not None:
             span.set_attribute("a2a.task.state", task.status.state.value)
         if error is not None:
@@ -460,7 +510,7 @@ class _PushSpan:
             {"a2a.push.attempt": attempt, "a2a.push.reason": outcome, "a2a.push.retry": retry},
         )
         if retry:
-            self._observer.push_retries.add(1)
+            self._observer.push_retries.add(1, ())
 
     def finished(self, outcome: str) -> None:
         span = self._span
@@ -470,9 +520,10 @@ class _PushSpan:
             span.set_status(Status(StatusCode.ERROR, outcome))
             span.set_attribute("error.type", outcome)
         span.end()
-        attributes = observer.attributes("a2a.push.outcome", outcome)
-        observer.push_deliveries.add(1, attributes)
-        observer.push_duration.record(time.perf_counter() - self._start, attributes)
+        observer.push_deliveries.add(1, ("a2a.push.outcome", outcome))
+        observer.push_duration.record(
+            time.perf_counter() - self._start, observer.attributes("a2a.push.outcome", outcome)
+        )
 
 
 # --- log correlation ---------------------------------------------------------------------
