@@ -503,3 +503,74 @@ async def test_health_and_its_route(harness: Harness) -> None:
         }
         assert response.headers["content-type"].startswith("application/json")
         assert response.headers["cache-control"] == "no-store"
+
+
+# --- free when unused -------------------------------------------------------------------------
+
+UNOBSERVED = """
+import asyncio, socket, sys
+import httpx, uvicorn
+from aiohttp import web
+from a2a_aiohttp import add_routes
+from a2a_core.server import A2AServer
+from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
+from a2a_starlette import A2AStarlette
+
+CARD = AgentCard(
+    name="A", description="a", supported_interfaces=[], version="1",
+    capabilities=AgentCapabilities(streaming=True), default_input_modes=["text/plain"],
+    default_output_modes=["text/plain"], skills=[AgentSkill(id="s", name="s", description="s", tags=[])],
+)
+SEND = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+    "messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}}
+
+async def echo(ctx):
+    return ctx.text
+
+async def calls(url):
+    async with httpx.AsyncClient(headers={"A2A-Version": "1.0"}) as client:
+        assert (await client.post(url + "/", json=SEND)).status_code == 200
+        stream = dict(SEND, method="SendStreamingMessage")
+        assert (await client.post(url + "/", json=stream)).status_code == 200
+
+async def main():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = A2AServer(echo, card=CARD, base_url=f"http://127.0.0.1:{sock.getsockname()[1]}")
+    uv = uvicorn.Server(uvicorn.Config(A2AStarlette(server), log_level="warning"))
+    task = asyncio.create_task(uv.serve(sockets=[sock]))
+    while not uv.started:
+        await asyncio.sleep(0.01)
+    await calls(f"http://127.0.0.1:{sock.getsockname()[1]}")
+    uv.should_exit = True
+    await task
+    app = web.Application()
+    add_routes(app, A2AServer(echo, card=CARD, base_url="http://127.0.0.1"))
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    await calls(f"http://127.0.0.1:{port}")
+    await runner.cleanup()
+    print(sorted(m for m in sys.modules if m.split(".")[0] == "opentelemetry"))
+
+asyncio.run(main())
+"""
+
+
+def test_no_observer_imports_no_opentelemetry() -> None:
+    """Serving on both adapters without an observer, in a fresh interpreter, never imports
+    ``opentelemetry`` (installed here: the test environment has the SDK). Not through the
+    harness: FastAPI imports it by itself when it is installed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", UNOBSERVED],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
