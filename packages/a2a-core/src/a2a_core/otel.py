@@ -131,8 +131,8 @@ class OpenTelemetryObserver:
         propagator: TextMapPropagator | None = None,
         log_correlation: bool = True,
     ) -> None:
+        #: ``gen_ai.agent.name``, also in the agent spans' name (``invoke_agent NAME``).
         self.agent_name = agent_name
-        self._agent_span_name = f"invoke_agent {agent_name}"
         self.tracer = trace.get_tracer(INSTRUMENTATION_NAME, tracer_provider=tracer_provider)
         meter = metrics.get_meter(INSTRUMENTATION_NAME, meter_provider=meter_provider)
         self._propagator = propagator
@@ -393,7 +393,7 @@ class _CallSpan:
         observer = self._observer
         parent = trace.set_span_in_context(span, self._parent)
         agent_span = observer.tracer.start_span(
-            observer._agent_span_name,
+            f"invoke_agent {observer.agent_name}",
             parent,
             SpanKind.INTERNAL,
             {
@@ -497,6 +497,9 @@ class _PushSpan:
         self._observer = observer
         self._span = span
         self._start = time.perf_counter()
+
+    def activated(self) -> contextlib.AbstractContextManager[object]:
+        return trace.use_span(self._span, end_on_exit=False, record_exception=False)
 
     def headers(self) -> Sequence[tuple[str, str]]:
         carrier: dict[str, str] = {}

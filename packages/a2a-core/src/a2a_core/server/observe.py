@@ -107,6 +107,11 @@ class CallObservation(Protocol):
 class PushObservation(Protocol):
     """The delivery of one event to one webhook, through its attempts."""
 
+    def activated(self) -> contextlib.AbstractContextManager[object]:
+        """Entered around the attempts (a tracer makes the delivery's span current: the
+        HTTP client's own instrumentation and log records see it)."""
+        ...
+
     def headers(self) -> Sequence[tuple[str, str]]:
         """Headers to add to every attempt (a tracer's ``traceparent``)."""
         ...

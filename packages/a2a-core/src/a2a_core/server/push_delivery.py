@@ -469,7 +469,8 @@ class WebhookPushSender:
         )
         outcome = "cancelled"
         try:
-            outcome = await self._attempts(delivery, observation)
+            with observation.activated():
+                outcome = await self._attempts(delivery, observation)
         except Exception:
             outcome = "failed"
             raise

@@ -186,18 +186,14 @@ class Execution:
 
         ``scope_class`` makes the cancel scope (the backend's own class saves a lookup)."""
         observation = self.observation
-        if observation is None:
-            await self._run(scope_class, None)
-            return
-        # The agent's span (say) is current while it runs, while its task is written and
-        # while its failure is logged: its webhooks, its calls to other agents and its log
-        # records carry the trace.
-        with observation.activated():
-            await self._run(scope_class, observation)
-
-    async def _run(
-        self, scope_class: type[anyio.CancelScope], observation: ExecutionObservation | None
-    ) -> None:
+        activation: contextlib.AbstractContextManager[object] | None = None
+        if observation is not None:
+            # The agent's span (say) is current while it runs, while its task is written and
+            # while its failure is logged: its webhooks, its calls to other agents and its
+            # log records carry the trace. Entered by hand, not by a `with` around a
+            # coroutine of its own: an unobserved execution must not pay for one.
+            activation = observation.activated()
+            activation.__enter__()
         self._scope = scope = scope_class()
         if self._cancel_requested:
             scope.cancel()
@@ -239,6 +235,8 @@ class Execution:
             self.started.set()
             self.settled.set()
             self.done.set()
+            if activation is not None:
+                activation.__exit__(None, None, None)
 
     def cancel_soon(self) -> None:
         """Cancel the agent; it stops at its next checkpoint (the task has already ended,
