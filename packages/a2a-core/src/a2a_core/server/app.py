@@ -475,7 +475,9 @@ class A2AServer:
         except A2AError as exc:
             return self.protocol.reply_error(call, exc)
         except Exception:
-            logger.exception("error while handling %s", call.operation.value)
+            logger.exception(
+                "error while handling %s (task %s)", call.operation.value, _task_named(call)
+            )
             return self.protocol.reply_error(call, InternalError())
 
     async def _handle_observed(
@@ -494,7 +496,9 @@ class A2AServer:
                 except A2AError as exc:
                     error = exc
                 except Exception:
-                    logger.exception("error while handling %s", call.operation.value)
+                    logger.exception(
+                        "error while handling %s (task %s)", call.operation.value, _task_named(call)
+                    )
                     error = InternalError()
                 else:
                     observation.finished(None)
@@ -918,6 +922,19 @@ def _snapshot(stored: StoredTask) -> FirstEvent:
     that its subscribers share one encoding of it (``frame_cache``)."""
     task = stored.task
     return stored.last_seq, StreamResponse(task=task), ("task", task.id, stored.version)
+
+
+def _task_named(call: Call) -> str:
+    """The task id a call's request names, for a log line (``-``: none yet)."""
+    request = call.request
+    if isinstance(request, SendMessageRequest):
+        return request.message.task_id or "-"
+    found = getattr(request, "task_id", None) or getattr(request, "id", None)
+    return (
+        str(found)
+        if isinstance(found, str) and call.operation.value != "GetExtendedAgentCard"
+        else "-"
+    )
 
 
 def _last_event_id(call: Call) -> int | None:

@@ -217,9 +217,10 @@ class Execution:
         except Exception as exc:
             raised = exc
             logger.exception(
-                "agent raised while handling task %s (context %s)",
+                "agent raised while handling task %s (context %s, %s)",
                 self.task_id,
                 self.invocation.context_id,
+                self.invocation.call.operation.value,
             )
             await self._fail(exc)
         finally:
