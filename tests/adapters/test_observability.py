@@ -292,7 +292,8 @@ async def test_stream_span_lasts_until_the_stream_ends(harness: Harness, otel: O
     assert call.end_time >= max(e.timestamp for e in agent.events)
     states = [dict(e.attributes or {}).get("a2a.task.state") for e in agent.events]
     assert states[-1] == "TASK_STATE_COMPLETED"
-    assert [e.name for e in agent.events].count("a2a.task.artifact") == 3
+    # One event per artifact (its chunks are not events each: a stream may have thousands).
+    assert [e.name for e in agent.events].count("a2a.task.artifact") == 1
 
 
 async def test_cancel(harness: Harness, otel: Otel) -> None:

@@ -270,6 +270,8 @@ class OpenTelemetryObserver:
             self._maybe_finished(event)
         elif event.artifact_update is not None:
             update = event.artifact_update
+            if update.append and not update.last_chunk:
+                return  # one event per artifact and one for its last chunk, not per chunk
             span.add_event(
                 "a2a.task.artifact",
                 {
