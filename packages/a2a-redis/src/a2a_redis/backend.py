@@ -249,6 +249,7 @@ class RedisBackend:
                 sender = WebhookPushSender(
                     allow_hosts=server.push_allow_hosts,
                     allow_private=server.push_allow_private,
+                    observer=server.observer,
                 )
                 await stack.enter_async_context(sender)
                 worker = PushWorker(
