@@ -14,7 +14,9 @@ gets busier affects them alike:
 - ``noop``: the seam with an observer that does nothing (`NoOpObserver`);
 - ``otel``: `OpenTelemetryObserver` on the SDK, a ``BatchSpanProcessor`` exporting to
   nowhere and a ``MeterProvider`` with a periodic reader (the target: at most 15 % below
-  ``none``).
+  ``none``);
+- ``otel-sampled``: the same with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten
+  recorded (metrics: all), as a busy deployment samples.
 
 Rates on a shared 2-core machine drift by several percent between rounds; the table gives
 the median round and each mode's ratio to ``none``. For a deterministic comparison, count
@@ -33,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import run as bench_run
 
-MODES = ("before", "none", "noop", "otel")
+MODES = ("before", "none", "noop", "otel", "otel-sampled")
 SCENARIOS = {s.key: s for s in bench_run.SCENARIOS}
 
 

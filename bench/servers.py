@@ -139,16 +139,17 @@ OBSERVER_ENV = "A2A_BENCH_OBSERVER"
 
 def bench_observer(mode: str) -> Any:
     """The observer of a benchmark mode: ``none`` (no observer at all), ``noop`` (the seam
-    with an observer that does nothing) or ``otel`` (`OpenTelemetryObserver` on the SDK: a
+    with an observer that does nothing), ``otel`` (`OpenTelemetryObserver` on the SDK: a
     ``BatchSpanProcessor`` exporting to nowhere, and a ``MeterProvider`` whose periodic
-    reader exports to nowhere: the SDK's full cost, none of an exporter's I/O)."""
+    reader exports to nowhere: the SDK's full cost, none of an exporter's I/O) or
+    ``otel-sampled`` (the same, recording one trace in ten)."""
     if mode == "none":
         return None
     if mode == "noop":
         from a2a_core.server.observe import NoOpObserver
 
         return NoOpObserver()
-    if mode != "otel":
+    if mode not in ("otel", "otel-sampled"):
         raise SystemExit(f"unknown observer mode {mode!r}")
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import (
@@ -175,7 +176,11 @@ def bench_observer(mode: str) -> Any:
         def shutdown(self, timeout_millis: float = 0, **_: Any) -> None:
             pass
 
-    tracer_provider = TracerProvider()
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    # otel-sampled: a tenth of the traces recorded, as a busy deployment would sample.
+    sampler = ParentBased(TraceIdRatioBased(0.1)) if mode == "otel-sampled" else None
+    tracer_provider = TracerProvider(sampler=sampler)
     tracer_provider.add_span_processor(BatchSpanProcessor(NoSpans()))
     reader = PeriodicExportingMetricReader(NoMetrics(), export_interval_millis=10_000)
     meter_provider = MeterProvider(metric_readers=[reader])
