@@ -11,8 +11,9 @@ The points, and who calls them:
 
 - **calls** (``A2AServer.handle``): `Observer.call_started` once a request is decoded into
   a :class:`~a2a_core.call.Call` (requests refused before that, a 404 or unparsable JSON,
-  are the HTTP server's to observe); the :class:`CallObservation` it returns hears
-  `~CallObservation.finished` with the outcome (``"ok"`` or the error), and for a
+  are the HTTP server's to observe); the :class:`CallObservation` it returns is entered
+  (`~CallObservation.activated`) while the call executes, hears
+  `~CallObservation.finished` with the outcome (``None`` or the error), and for a
   streaming call `~CallObservation.stream_opened`, `~CallObservation.event_sent` per
   event and `~CallObservation.stream_closed` when the stream ends;
 - **executions** (``runtime``): a call that starts the agent gets
@@ -24,9 +25,10 @@ The points, and who calls them:
   included), whoever wrote it (the agent, a cancel, a guard);
 - **push delivery** (``push_delivery``): `Observer.push_context` when an event is queued
   for webhooks (the context of whoever caused it), `Observer.push_started` when its
-  delivery begins, whose :class:`PushObservation` gives headers to add (``traceparent``)
-  and hears each attempt and the outcome; `Observer.push_dropped` for a delivery that was
-  not queued;
+  delivery begins, whose :class:`PushObservation` gives headers to add (``traceparent``),
+  is entered around the attempts and hears each attempt and the outcome;
+  `Observer.push_dropped` for a delivery that was not queued, `Observer.push_queue_depth`
+  whenever the number of unfinished deliveries changes;
 - **backend operations** (``storage``): `Observer.backend_operation` with the seconds each
   call of a networked store or log took (in-memory parts answer without waiting and are
   not timed).
