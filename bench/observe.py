@@ -18,14 +18,18 @@ gets busier affects them alike:
 - ``otel-sampled``: the same with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten
   recorded (metrics: all), as a busy deployment samples.
 
-Rates on a shared 2-core machine drift by several percent between rounds; the table gives
-the median round and each mode's ratio to ``none``. For a deterministic comparison, count
-instructions (``bench/handle.py --observer``, under callgrind: see its docstring).
+Rates on a shared 2-core machine drift by several percent between rounds (by far more when
+other work runs on it); the tables give the median round and each mode's ratio to ``none``:
+the rates, and the server process's CPU time (user + system, from ``/proc``) per request or
+per event, which another process's load disturbs much less than the rate. For a
+deterministic comparison, count instructions (``bench/handle.py --observer``, under
+callgrind: see its docstring).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -37,6 +41,14 @@ import run as bench_run
 
 MODES = ("before", "none", "noop", "otel", "otel-sampled")
 SCENARIOS = {s.key: s for s in bench_run.SCENARIOS}
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def main() -> None:
@@ -55,8 +67,9 @@ def main() -> None:
     servers = {s.key: s for s in bench_run.SERVERS}
     chosen = [servers[key] for key in args.servers.split(",")]
     pin = not args.no_pin and bench_run.can_pin()
-    cpu = bench_run.LOAD_CPU if pin else None
+    load_cpu = bench_run.LOAD_CPU if pin else None
     rates: dict[tuple[str, str, str], list[float]] = {}
+    cpu: dict[tuple[str, str, str], list[float]] = {}
     with tempfile.TemporaryDirectory() as logs:
         for round_ in range(args.rounds):
             for server in chosen:
@@ -70,38 +83,56 @@ def main() -> None:
                     env = {"A2A_BENCH_OBSERVER": "none" if mode == "before" else mode}
                     with bench_run.running_server(
                         server_run, pin=pin, log_dir=Path(logs), baseline=baseline, env=env
-                    ) as (port, _):
-                        row = bench_run.measure_requests(
-                            port,
-                            SCENARIOS["rpc-v1"],
-                            None,
-                            args,
-                            cpu,
-                            seconds=args.duration,
-                            warmup=1 if round_ == 0 else 0,
+                    ) as (port, pid):
+                        # A warm-up of each scenario, then the measured run, whose CPU time
+                        # the server spent is read around it.
+                        scenario = SCENARIOS["rpc-v1"]
+                        bench_run.measure_requests(
+                            port, scenario, None, args, load_cpu, seconds=1, warmup=0
                         )
-                        rates.setdefault((server.key, "rpc-v1", mode), []).append(row.rate or 0)
+                        before = cpu_seconds(pid)
+                        row = bench_run.measure_requests(
+                            port, scenario, None, args, load_cpu, seconds=args.duration, warmup=0
+                        )
+                        spent = cpu_seconds(pid) - before
+                        key = (server.key, "rpc-v1", mode)
+                        rates.setdefault(key, []).append(row.rate or 0)
+                        cpu.setdefault(key, []).append(spent / max(row.count, 1) * 1e6)
+                        scenario = SCENARIOS["stream-1"]
+                        bench_run.measure_stream(
+                            port, server, scenario, args, load_cpu, seconds=1, warmup=False
+                        )
+                        before = cpu_seconds(pid)
                         row = bench_run.measure_stream(
                             port,
                             server,
-                            SCENARIOS["stream-1"],
+                            scenario,
                             args,
-                            cpu,
+                            load_cpu,
                             seconds=args.duration,
-                            warmup=round_ == 0,
+                            warmup=False,
                         )
-                        rates.setdefault((server.key, "stream-1", mode), []).append(row.rate or 0)
+                        spent = cpu_seconds(pid) - before
+                        key = (server.key, "stream-1", mode)
+                        rates.setdefault(key, []).append(row.rate or 0)
+                        cpu.setdefault(key, []).append(spent / max(row.count, 1) * 1e6)
                     print(f"round {round_ + 1} {server.key} {mode} done", file=sys.stderr)
-    print("| server | scenario | " + " | ".join(modes) + " | " + " | ".join(
-        f"{m} ÷ none" for m in modes if m != "none"
-    ) + " |")  # fmt: skip
-    print("|---|---|" + "---:|" * (2 * len(modes) - 1))
-    for server in chosen:
-        for scenario, unit in (("rpc-v1", "req/s"), ("stream-1", "events/s")):
-            medians = {m: statistics.median(rates[server.key, scenario, m]) for m in modes}
-            cells = [f"{medians[m]:,.0f}" for m in modes]
-            ratios = [f"{medians[m] / medians['none']:.3f}" for m in modes if m != "none"]
-            print(f"| {server.key} | {scenario} ({unit}) | " + " | ".join(cells + ratios) + " |")
+    for title, table, units, digits in (
+        ("rate (median round)", rates, ("req/s", "events/s"), 0),
+        ("server CPU (median round)", cpu, ("µs/request", "µs/event"), 1),
+    ):
+        print(f"\n**{title}**\n")
+        print("| server | scenario | " + " | ".join(modes) + " | " + " | ".join(
+            f"{m} ÷ none" for m in modes if m != "none"
+        ) + " |")  # fmt: skip
+        print("|---|---|" + "---:|" * (2 * len(modes) - 1))
+        for server in chosen:
+            for scenario, unit in zip(("rpc-v1", "stream-1"), units, strict=True):
+                medians = {m: statistics.median(table[server.key, scenario, m]) for m in modes}
+                cells = [f"{medians[m]:,.{digits}f}" for m in modes]
+                ratios = [f"{medians[m] / medians['none']:.3f}" for m in modes if m != "none"]
+                row = " | ".join(cells + ratios)
+                print(f"| {server.key} | {scenario} ({unit}) | {row} |")
 
 
 if __name__ == "__main__":
