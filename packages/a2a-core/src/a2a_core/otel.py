@@ -410,8 +410,10 @@ class _CallSpan:
 
     def execution_started(self, invocation: Invocation) -> ExecutionObservation:
         span = self._span
-        span.set_attribute("a2a.task.id", invocation.task_id)
-        span.set_attribute("a2a.context.id", invocation.context_id)
+        # One call, one lock, rather than one per attribute.
+        span.set_attributes(
+            {"a2a.task.id": invocation.task_id, "a2a.context.id": invocation.context_id}
+        )
         observer = self._observer
         parent = trace.set_span_in_context(span, self._parent)
         agent_span = observer.tracer.start_span(
