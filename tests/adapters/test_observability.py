@@ -33,7 +33,7 @@ from a2a_core.call import Call
 from a2a_core.http import HttpRequest
 from a2a_core.otel import OpenTelemetryObserver, correlate_logs, uncorrelate_logs
 from a2a_core.server import A2AServer, TaskContext
-from a2a_core.server.observe import CallObservation, NoOpObserver, Observers
+from a2a_core.server.observe import CallObservation, NoOpObservation, NoOpObserver, Observers
 from adapters.contract import Harness, make_card, send_params
 
 pytestmark = pytest.mark.anyio
@@ -435,6 +435,17 @@ async def test_metrics_after_a_known_sequence(harness: Harness, otel: Otel) -> N
 # --- the seam --------------------------------------------------------------------------------
 
 
+class Outcome(NoOpObservation):
+    """A call's observation of its own: only the outcome."""
+
+    def __init__(self, outcomes: list[tuple[str, str]], operation: str) -> None:
+        self.outcomes = outcomes
+        self.operation = operation
+
+    def finished(self, error: Any = None) -> None:
+        self.outcomes.append((self.operation, "ok" if error is None else error.reason))
+
+
 class Outcomes(NoOpObserver):
     """An observer of its own: the outcome of each call."""
 
@@ -442,14 +453,7 @@ class Outcomes(NoOpObserver):
         self.outcomes: list[tuple[str, str]] = []
 
     def call_started(self, request: HttpRequest, call: Call) -> CallObservation:
-        outcomes = self.outcomes
-        operation = call.operation.value
-
-        class Observation(type(super().call_started(request, call))):  # type: ignore[misc]
-            def finished(self, error: Any = None) -> None:
-                outcomes.append((operation, "ok" if error is None else error.reason))
-
-        return Observation()
+        return Outcome(self.outcomes, call.operation.value)
 
 
 async def test_several_observers_hear_every_call(harness: Harness, otel: Otel) -> None:

@@ -53,6 +53,7 @@ from a2a_core.types import StreamResponse, Task
 __all__ = [
     "CallObservation",
     "ExecutionObservation",
+    "NoOpObservation",
     "NoOpObserver",
     "Observer",
     "Observers",
@@ -166,41 +167,46 @@ class Observer(Protocol):
 # --- a no-op observer, and several as one ----------------------------------------------------
 
 
-class _NoOp:
-    """Every observation at once, doing nothing (one instance, shared)."""
+class NoOpObservation:
+    """A call, execution and push observation at once, that does nothing: what
+    `NoOpObserver` returns (one shared instance), and a base class for an observation that
+    wants only a few of its points."""
 
     __slots__ = ()
 
     def activated(self) -> contextlib.AbstractContextManager[object]:
+        """A context that does nothing."""
         return _NULL_CONTEXT
 
     def ended(self, task: Task | None, error: BaseException | None) -> None:
-        pass
+        """Ignored."""
 
     def execution_started(self, invocation: Invocation) -> ExecutionObservation:
+        """Itself: an execution observation that does nothing."""
         return self
 
     def stream_opened(self) -> None:
-        pass
+        """Ignored."""
 
     def event_sent(self, event: StreamResponse) -> None:
-        pass
+        """Ignored."""
 
     def stream_closed(self, error: BaseException | None) -> None:
-        pass
+        """Ignored."""
 
     def finished(self, error: Any = None) -> None:
-        pass
+        """Ignored (a call's error, or a delivery's outcome)."""
 
     def headers(self) -> Sequence[tuple[str, str]]:
+        """No headers."""
         return ()
 
     def attempted(self, attempt: int, outcome: str, retry: bool) -> None:
-        pass
+        """Ignored."""
 
 
 _NULL_CONTEXT: Final = contextlib.nullcontext()
-_NOOP: Final = _NoOp()
+_NOOP: Final = NoOpObservation()
 
 
 class NoOpObserver:
