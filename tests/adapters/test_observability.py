@@ -32,7 +32,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from a2a_core.call import Call
 from a2a_core.http import HttpRequest
 from a2a_core.otel import OpenTelemetryObserver, correlate_logs, uncorrelate_logs
-from a2a_core.server import A2AServer, TaskContext
+from a2a_core.server import A2AServer, TaskContext, TimestampExtension
 from a2a_core.server.observe import CallObservation, NoOpObservation, NoOpObserver, Observers
 from adapters.contract import Harness, make_card, send_params
 
@@ -365,6 +365,23 @@ async def test_error_reply_is_on_the_call_span(harness: Harness, otel: Otel) -> 
     assert "rpc.system" not in attributes
     (rest_send,) = await otel.wait_for("POST SendMessage")
     assert dict(rest_send.attributes or {})["http.response.status_code"] == 200
+
+
+async def test_tenant_and_extensions_are_attributes(harness: Harness, otel: Otel) -> None:
+    extension = TimestampExtension()
+    server = A2AServer(echo, card=make_card(), observer=otel.observer, extensions=[extension])
+    async with harness.serve(server) as live:
+        response = await live.rest(
+            "POST",
+            "/acme/message:send",
+            send_params("hi"),
+            headers={"A2A-Extensions": extension.uri},
+        )
+        assert response.status_code == 200
+    (call,) = await otel.wait_for("POST SendMessage")
+    attributes = dict(call.attributes or {})
+    assert attributes["a2a.tenant"] == "acme"
+    assert attributes["a2a.extensions"] == (extension.uri,)
 
 
 async def test_webhook_delivery_continues_the_trace(harness: Harness, otel: Otel) -> None:
