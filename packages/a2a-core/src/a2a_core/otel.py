@@ -255,6 +255,9 @@ class OpenTelemetryObserver:
 
     def task_changed(self, task: Task, event: StreamResponse) -> None:
         """An event on the span of the task's execution (or the current span: a cancel's)."""
+        update = event.artifact_update
+        if update is not None and update.append and not update.last_chunk:
+            return  # one event per artifact and one for its last chunk, not per chunk
         if event.task is not None:
             return  # the task's creation: its execution's span has just begun
         span = self._agent_spans.get(task.id)
@@ -269,10 +272,7 @@ class OpenTelemetryObserver:
             state = status.status.state.value
             span.add_event("a2a.task.status", {"a2a.task.state": state})
             self._maybe_finished(event)
-        elif event.artifact_update is not None:
-            update = event.artifact_update
-            if update.append and not update.last_chunk:
-                return  # one event per artifact and one for its last chunk, not per chunk
+        elif update is not None:
             span.add_event(
                 "a2a.task.artifact",
                 {
