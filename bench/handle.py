@@ -1,6 +1,7 @@
 """The whole server in process: blocking SendMessage through ``A2AServer.handle`` (L1 + L2).
 
     uv run python bench/handle.py [--requests 20000] [--warmup 2000] [--no-gc] [--uvloop]
+        [--observer none|noop|otel]
 
 No HTTP: each request is the ``HttpRequest`` an adapter would build, answered by the
 benchmarks' echo agent (``bench/servers.py``) with the default in-memory store and log, so
@@ -24,6 +25,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -78,6 +80,7 @@ class GcTimer:
 
 
 async def measure(requests: int, warmup: int) -> None:
+    # The observer comes from A2A_BENCH_OBSERVER (`--observer` sets it; servers.py).
     server = servers.our_server("http://127.0.0.1:8000")
     async with server:
         for _ in range(warmup):
@@ -109,7 +112,14 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2_000)
     parser.add_argument("--no-gc", action="store_true", help="disable the garbage collector")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop")
+    parser.add_argument(
+        "--observer",
+        choices=("none", "noop", "otel", "otel-sampled"),
+        default="none",
+        help="observe the server: not at all, with a no-op observer, or with OpenTelemetry",
+    )
     args = parser.parse_args()
+    os.environ[servers.OBSERVER_ENV] = args.observer
     if args.no_gc:
         gc.disable()
     if args.uvloop:

@@ -279,20 +279,27 @@ def http_send(port: int, template: dict[str, Any]) -> tuple[int, bytes]:
 
 @contextlib.contextmanager
 def running_server(
-    server: Server, *, pin: bool, log_dir: Path, baseline: Path | None = None
+    server: Server,
+    *,
+    pin: bool,
+    log_dir: Path,
+    baseline: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[tuple[int, int]]:
     """Start one server process, wait until it answers, stop it on exit: (port, pid).
 
     A ``server.baseline`` server imports our packages from ``baseline`` (a checkout of the
-    code before a change: ``git archive REV packages | tar -x -C DIR``) instead.
+    code before a change: ``git archive REV packages | tar -x -C DIR``) instead. ``env``:
+    more environment variables for the server (``bench/observe.py`` picks its observer so).
     """
-    env = None
     if server.baseline:
         if baseline is None:
             raise ValueError("a baseline server needs --baseline")
         paths = [str(baseline / "packages" / p / "src") for p in ("a2a-core", "a2a-starlette",
                  "a2a-aiohttp")]  # fmt: skip
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+        env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(paths)}
+    elif env is not None:
+        env = {**os.environ, **env}
     port = free_port()
     command = [sys.executable, str(BENCH / "servers.py"), server.kind, "--port", str(port)]
     if server.stack != "-":

@@ -128,8 +128,67 @@ def our_server(base_url: str, backend: Any = None) -> Any:
     )
     # A fixed Last-Modified, so that every process serves the very same card bytes.
     modified = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
-    options = {} if backend is None else {"backend": backend}
+    options: dict[str, Any] = {} if backend is None else {"backend": backend}
+    observer = bench_observer(os.environ.get(OBSERVER_ENV, "none"))
+    if observer is not None:  # none: also what a --baseline checkout (no such option) runs
+        options["observer"] = observer
     return A2AServer(agent, card=card, base_url=base_url, last_modified=modified, **options)
+
+
+#: Which observer `our_server` runs with (`bench_observer`): ``none``, ``noop`` or ``otel``.
+OBSERVER_ENV = "A2A_BENCH_OBSERVER"
+
+
+def bench_observer(mode: str) -> Any:
+    """The observer of a benchmark mode: ``none`` (no observer at all), ``noop`` (the seam
+    with an observer that does nothing), ``otel`` (`OpenTelemetryObserver` on the SDK: a
+    ``BatchSpanProcessor`` exporting to nowhere, and a ``MeterProvider`` whose periodic
+    reader exports to nowhere: the SDK's full cost, none of an exporter's I/O) or
+    ``otel-sampled`` (the same, recording one trace in ten)."""
+    if mode == "none":
+        return None
+    if mode == "noop":
+        from a2a_core.server.observe import NoOpObserver
+
+        return NoOpObserver()
+    if mode not in ("otel", "otel-sampled"):
+        raise SystemExit(f"unknown observer mode {mode!r}")
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import (
+        MetricExporter,
+        MetricExportResult,
+        PeriodicExportingMetricReader,
+    )
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    from a2a_core.otel import OpenTelemetryObserver
+
+    class NoSpans(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    class NoMetrics(MetricExporter):
+        def export(self, metrics_data: Any, timeout_millis: float = 0, **_: Any) -> Any:
+            return MetricExportResult.SUCCESS
+
+        def force_flush(self, timeout_millis: float = 0) -> bool:
+            return True
+
+        def shutdown(self, timeout_millis: float = 0, **_: Any) -> None:
+            pass
+
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    # otel-sampled: a tenth of the traces recorded, as a busy deployment would sample.
+    sampler = ParentBased(TraceIdRatioBased(0.1)) if mode == "otel-sampled" else None
+    tracer_provider = TracerProvider(sampler=sampler)
+    tracer_provider.add_span_processor(BatchSpanProcessor(NoSpans()))
+    reader = PeriodicExportingMetricReader(NoMetrics(), export_interval_millis=10_000)
+    meter_provider = MeterProvider(metric_readers=[reader])
+    return OpenTelemetryObserver(
+        agent_name="Bench", tracer_provider=tracer_provider, meter_provider=meter_provider
+    )
 
 
 def card_response(base_url: str) -> tuple[bytes, list[tuple[str, str]]]:

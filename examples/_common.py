@@ -1,7 +1,8 @@
 """Shared command line of the examples: pick an adapter, a host, a port and a public URL,
 optionally a Redis to share tasks with other replicas (``--redis URL``) or a database that
-keeps them across restarts (``--sql URL``), and a key to sign the agent card with
-(``--signing-key PEM``, which also serves its JWKS).
+keeps them across restarts (``--sql URL``), a key to sign the agent card with
+(``--signing-key PEM``, which also serves its JWKS), and OpenTelemetry traces and metrics
+(``--otel``, configured from the ``OTEL_*`` environment variables: see ``_otel.py``).
 
 Every example ends with ``serve(server, args)``, which serves the agent at the root of the
 chosen framework: a plain ASGI app under uvicorn for ``--adapter starlette``, an aiohttp
@@ -68,7 +69,14 @@ def parse_args(
         help="sign the agent card with this private key file (EC, RSA or Ed25519 PEM) and "
         f"serve its public key at {JWKS_PATH} (needs a2a-core[signing])",
     )
-    parser.set_defaults(public_host=public_host)
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export OpenTelemetry traces and metrics, configured from the OTEL_* environment "
+        "variables (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER: otlp, console or none; "
+        "needs opentelemetry-sdk, and opentelemetry-exporter-otlp for otlp)",
+    )
+    parser.set_defaults(public_host=public_host, otel_shutdown=None)
     if extra is not None:
         extra(parser)
     return parser.parse_args()
@@ -82,18 +90,33 @@ def public_url(args: argparse.Namespace) -> str:
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The A2AServer options of the chosen backend: none (in memory), Redis or SQL."""
+    """The A2AServer options of the chosen backend (none: in memory; Redis or SQL), and of
+    ``--otel`` (the observer; `serve` flushes its providers when the server stops)."""
+    options = _otel_options(args)
     if args.redis and args.sql:
         raise SystemExit("choose one backend: --redis or --sql")
     if args.sql:
         from a2a_sql import SqlBackend
 
-        return {"backend": SqlBackend(args.sql)}
+        return {**options, "backend": SqlBackend(args.sql)}
     if not args.redis:
-        return {}
+        return options
     from a2a_redis import RedisBackend
 
-    return {"backend": RedisBackend(args.redis, prefix=args.redis_prefix)}
+    return {**options, "backend": RedisBackend(args.redis, prefix=args.redis_prefix)}
+
+
+def _otel_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--otel``: the SDK configured (``_otel``) and an observer for the server."""
+    if not args.otel:
+        return {}
+    import _otel
+
+    if args.otel_shutdown is None:
+        args.otel_shutdown = _otel.configure()
+    from a2a_core.otel import OpenTelemetryObserver
+
+    return {"observer": OpenTelemetryObserver()}  # `serve` names the agent
 
 
 def signing_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -146,6 +169,12 @@ def serve(
     first. ``aiohttp_middlewares``: aiohttp middlewares, as ``web.Application`` takes them.
     """
     url = public_url(args)
+    on_shutdown = [args.otel_shutdown] if args.otel_shutdown is not None else []
+    if on_shutdown:
+        from a2a_core.otel import OpenTelemetryObserver
+
+        if isinstance(server.observer, OpenTelemetryObserver):
+            server.observer.agent_name = server.card.name
     print(
         f"A2A agent on {url} ({args.adapter}); card at {url}/.well-known/agent-card.json",
         flush=True,
@@ -160,6 +189,12 @@ def serve(
             middlewares=list(aiohttp_middlewares), handler_args=AIOHTTP_HANDLER_ARGS
         )
         add_routes(app, server)  # also starts and stops the server with the app
+        for hook in on_shutdown:  # after the server stopped (cleanup runs in order)
+
+            async def flush(app: web.Application, hook: Callable[[], None] = hook) -> None:
+                hook()
+
+            app.on_cleanup.append(flush)
         web.run_app(app, host=args.host, port=args.port, print=None)
     else:
         from _limits import UVICORN_SETTINGS
@@ -177,5 +212,6 @@ def serve(
             host=args.host,
             port=args.port,
             log_level="warning",
+            on_shutdown=on_shutdown,
             **UVICORN_SETTINGS,
         )

@@ -408,6 +408,7 @@ class Harness:
         self.origin = f"http://127.0.0.1:{self.port}"
         self.base_url = self.origin + self.prefix
         self._used = False
+        self._health_path: str | None = None
 
     def close(self) -> None:
         """Release the socket (the server closes it too when it stops)."""
@@ -423,10 +424,14 @@ class Harness:
         trust_host_header: bool = False,
         expect_errors: bool = False,
         timeout: float = 30,
+        health_path: str | None = None,
     ) -> AsyncIterator[Live]:
-        """Serve ``server`` in this deployment; yield a :class:`Live`; stop and check."""
+        """Serve ``server`` in this deployment; yield a :class:`Live`; stop and check.
+
+        ``health_path``: also serve the adapter's readiness route there (root deployments)."""
         assert not self._used, "one server per harness"
         self._used = True
+        self._health_path = health_path
         before = set(asyncio.all_tasks())
         if self.adapter == "starlette":
             runner = self._serve_starlette(server, middleware, native_user, trust_host_header)
@@ -482,6 +487,13 @@ class Harness:
         if middleware is not None:
             stack.append(StarletteMiddleware(_OverridesASGI, overrides=middleware))
 
+        if self.deployment == "starlette" and self._health_path is not None:
+            from starlette.applications import Starlette as App
+
+            from a2a_starlette import health_route
+
+            routes = [health_route(server, self._health_path), *a2a.routes()]
+            return App(routes=routes, middleware=stack, lifespan=a2a.lifespan)
         if self.deployment == "starlette":
             app: Any = a2a  # the plain ASGI app; uvicorn runs its lifespan
             for item in reversed(stack):
@@ -590,6 +602,13 @@ class Harness:
 
             stack.append(overrides)
 
+        if self.deployment == "aiohttp" and self._health_path is not None:
+            from a2a_aiohttp import health_handler
+
+            app = web.Application(middlewares=stack)
+            app.router.add_get(self._health_path, health_handler(server))
+            add_routes(app, server, trust_host_header=trust_host_header)
+            return app
         if self.deployment == "aiohttp":
             app = a2a_subapp(server, trust_host_header=trust_host_header)
             app.middlewares.extend(stack)  # the sub-application itself, as the main app

@@ -4,12 +4,14 @@
 ``add_routes(app, server)`` adds the routes to an existing application. Both start and stop
 the server with the application (``cleanup_ctx``). Upstream middleware sets per-request
 overrides with ``put_base_url``, ``put_metadata`` and ``put_identity``.
+``health_handler(server)`` answers a readiness probe (200/503).
 """
 
 from a2a_aiohttp._app import (
     IDENTITY_KEY,
     a2a_subapp,
     add_routes,
+    health_handler,
     put_base_url,
     put_identity,
     put_metadata,
@@ -19,6 +21,7 @@ __all__ = [
     "IDENTITY_KEY",
     "a2a_subapp",
     "add_routes",
+    "health_handler",
     "put_base_url",
     "put_identity",
     "put_metadata",

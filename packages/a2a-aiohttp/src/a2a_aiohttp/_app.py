@@ -214,3 +214,19 @@ def a2a_subapp(server: A2AServer, *, trust_host_header: bool = False) -> web.App
     app = web.Application()
     add_routes(app, server, trust_host_header=trust_host_header)
     return app
+
+
+def health_handler(server: A2AServer) -> Any:
+    """A readiness handler: ``app.router.add_get("/healthz", health_handler(server))``
+    answers 200 or 503 with the JSON of `A2AServer.check_health`."""
+
+    async def health(request: web.Request) -> web.Response:
+        health = await server.check_health()
+        return web.Response(
+            body=health.body(),
+            status=health.status,
+            content_type="application/json",
+            headers={"Cache-Control": "no-store"},
+        )
+
+    return health

@@ -226,6 +226,15 @@ class RedisBackend:
         """The replica's background work (`service`), run while the server runs."""
         return (self.service,)
 
+    async def check_health(self) -> dict[str, bool]:
+        """Whether Redis answers a ``PING`` (the store, the logs and the push queue share
+        its client); for ``A2AServer.check_health``."""
+        try:
+            answers = bool(await self.redis.ping())
+        except Exception:
+            answers = False
+        return {"store": answers, "event_log": answers, "push_queue": answers}
+
     @contextlib.asynccontextmanager
     async def service(self, server: ServerHandle) -> AsyncIterator[RedisBackend]:
         """Run the replica's background work while ``server`` runs (module docstring).
@@ -240,6 +249,7 @@ class RedisBackend:
                 sender = WebhookPushSender(
                     allow_hosts=server.push_allow_hosts,
                     allow_private=server.push_allow_private,
+                    observer=server.observer,
                 )
                 await stack.enter_async_context(sender)
                 worker = PushWorker(

@@ -219,6 +219,17 @@ class SqlBackend:
             return (self.service,)
         return (self.service, self.push_queue.service)
 
+    async def check_health(self) -> dict[str, bool]:
+        """Whether the database answers a ``SELECT 1`` (the store, the logs and the webhook
+        configs share its engine); for ``A2AServer.check_health``."""
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execute(sa.text("SELECT 1"))
+            answers = True
+        except Exception:
+            answers = False
+        return {"store": answers, "event_log": answers, "push_configs": answers}
+
     async def start(self) -> None:
         """Check (or create) the schema; what the service does first."""
         await check_schema(self.engine, self.prefix, create=self.create_schema)

@@ -320,6 +320,7 @@ class SqlPushQueue:
         sender = WebhookPushSender(
             allow_hosts=server.push_allow_hosts,
             allow_private=server.push_allow_private,
+            observer=server.observer,
             **options,
         )
         _check_skip_locked(self.engine.dialect)

@@ -4,15 +4,25 @@
 (``Mount("/a2a", app=...)``, ``fastapi_app.mount("/a2a", ...)``), or use its ``routes()``.
 It translates ASGI to the core's ``HttpRequest`` and writes back ``HttpResponse`` /
 ``SseResponse``; everything else is the core's job. ``serve(app, server, ...)`` runs it under
-uvicorn with a bounded, clean shutdown (``UvicornServer``).
+uvicorn with a bounded, clean shutdown (``UvicornServer``); ``health_route(server)`` is a
+readiness route (200/503) for the app's routes.
 """
 
 from a2a_starlette._app import (
     A2AStarlette,
+    health_route,
     put_base_url,
     put_identity,
     put_metadata,
 )
 from a2a_starlette._serve import UvicornServer, serve
 
-__all__ = ["A2AStarlette", "UvicornServer", "put_base_url", "put_identity", "put_metadata", "serve"]
+__all__ = [
+    "A2AStarlette",
+    "UvicornServer",
+    "health_route",
+    "put_base_url",
+    "put_identity",
+    "put_metadata",
+    "serve",
+]

@@ -10,8 +10,9 @@ from types import MappingProxyType
 from typing import Any
 
 import anyio
-from starlette.requests import HTTPConnection
-from starlette.routing import BaseRoute, Match, Mount
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse, content_length_exceeds
@@ -324,3 +325,19 @@ class _DisconnectWatch:
             return False
         self.fired = False
         return self.task.uncancel() == 0
+
+
+def health_route(server: A2AServer, path: str = "/healthz") -> Route:
+    """A readiness route for a Starlette or FastAPI app's routes: answers ``GET path`` with
+    200 or 503 and the JSON of `A2AServer.check_health`."""
+
+    async def health(request: Request) -> Response:
+        health = await server.check_health()
+        return Response(
+            health.body(),
+            status_code=health.status,
+            media_type="application/json",
+            headers={"Cache-Control": "no-store"},
+        )
+
+    return Route(path, health, methods=["GET"])

@@ -8,12 +8,18 @@ blocking calls are never told to stop. :class:`UvicornServer` starts the A2A ser
 connections are still open: new calls are refused (503), running agents get their grace,
 then their tasks are failed, and every open stream ends with a final frame. uvicorn then
 finds the connections finished and exits, within the grace period plus about a second.
+
+``on_shutdown`` callables run last, once uvicorn's shutdown (the ASGI lifespan's included)
+is over: the place to flush telemetry. Not after ``run()`` returns: on SIGTERM uvicorn
+raises the signal again once it has shut down, and the process ends there, exit hooks
+unrun, so whatever a batch span processor still held would be lost.
 """
 
 from __future__ import annotations
 
+import inspect
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -36,21 +42,33 @@ def _server_class() -> type[uvicorn.Server]:
 
     class _Server(uvicorn.Server):
         a2a_servers: tuple[A2AServer, ...] = ()
+        on_shutdown: tuple[Callable[[], object], ...] = ()
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # Before uvicorn waits for the connections: they end because these stop.
             async with anyio.create_task_group() as tg:
                 for server in self.a2a_servers:
                     tg.start_soon(server.shutdown)
-            await super().shutdown(sockets)
+            try:
+                await super().shutdown(sockets)
+            finally:
+                for hook in self.on_shutdown:
+                    done = hook()
+                    if inspect.isawaitable(done):
+                        await done
 
     return _Server
 
 
 def UvicornServer(  # noqa: N802 - a class to its users, built lazily (uvicorn is optional)
-    app: Any, servers: A2AServer | Sequence[A2AServer], **config: Any
+    app: Any,
+    servers: A2AServer | Sequence[A2AServer],
+    *,
+    on_shutdown: Sequence[Callable[[], object]] = (),
+    **config: Any,
 ) -> uvicorn.Server:
-    """A ``uvicorn.Server`` for ``app`` that shuts ``servers`` down first (module docstring).
+    """A ``uvicorn.Server`` for ``app`` that shuts ``servers`` down first (module docstring),
+    and calls ``on_shutdown`` (functions or coroutine functions) when it has shut down.
 
     ``config`` is passed to ``uvicorn.Config``; ``timeout_graceful_shutdown`` defaults to
     the longest ``shutdown_grace`` plus two seconds, a backstop for responses that are not
@@ -63,10 +81,17 @@ def UvicornServer(  # noqa: N802 - a class to its users, built lazily (uvicorn i
     config.setdefault("timeout_graceful_shutdown", int(grace + 2))
     server = _server_class()(uvicorn.Config(app, **config))
     server.a2a_servers = a2a_servers  # type: ignore[attr-defined]
+    server.on_shutdown = tuple(on_shutdown)  # type: ignore[attr-defined]
     return server
 
 
-def serve(app: Any, servers: A2AServer | Sequence[A2AServer], **config: Any) -> None:
+def serve(
+    app: Any,
+    servers: A2AServer | Sequence[A2AServer],
+    *,
+    on_shutdown: Sequence[Callable[[], object]] = (),
+    **config: Any,
+) -> None:
     """Run ``app`` under uvicorn until SIGINT/SIGTERM, like ``uvicorn.run``, shutting
-    ``servers`` down cleanly first (see `UvicornServer`)."""
-    UvicornServer(app, servers, **config).run()
+    ``servers`` down cleanly first and calling ``on_shutdown`` last (see `UvicornServer`)."""
+    UvicornServer(app, servers, on_shutdown=on_shutdown, **config).run()

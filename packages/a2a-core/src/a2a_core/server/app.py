@@ -46,9 +46,11 @@ from a2a_core.server.events import MeasuredEventLog
 from a2a_core.server.extensions import Extension
 from a2a_core.server.frame_cache import FrameCache
 from a2a_core.server.guards import ExecutionGuards, Guards
+from a2a_core.server.health import Health, check_backend
 from a2a_core.server.limits import TaskLimits
 from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.server.messages import Invocation, agent_message, new_id
+from a2a_core.server.observe import CallObservation, Observer
 from a2a_core.server.ownership import TaskOwner, owner_by_identity
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.push_secrets import redact_push_config
@@ -159,6 +161,10 @@ class A2AServer:
             every call but the public card, before the request is read (401/403), and the
             verified identity is the call's. An identity put by upstream middleware is
             trusted as it is. ``None``: only middleware identifies callers.
+        observer: Told of every call, execution, task change, stream, webhook delivery and
+            backend operation (:mod:`a2a_core.server.observe`; OpenTelemetry is
+            ``a2a_core.otel.OpenTelemetryObserver``; several: ``Observers``). ``None``: no
+            observation, at no cost.
     """
 
     def __init__(
@@ -185,6 +191,7 @@ class A2AServer:
         shutdown_grace: float = 5.0,
         guards: ExecutionGuards | None = None,
         authenticators: Mapping[str, Verifier] | None = None,
+        observer: Observer | None = None,
     ) -> None:
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
@@ -219,7 +226,11 @@ class A2AServer:
         self.push_reveal_secrets = push_reveal_secrets
         #: Where the state lives (see :class:`~a2a_core.server.backend.Backend`).
         self.backend: Backend = backend if backend is not None else InMemoryBackend()
+        #: Told what happens (see :mod:`~a2a_core.server.observe`); ``None``: nobody is.
+        self.observer = observer
         push_sender = self.backend.push_sender
+        if observer is not None and isinstance(push_sender, WebhookPushSender):
+            push_sender.observer = push_sender.observer or observer
         self._own_push_sender = push_sender is None and self.push_enabled
         self.services = tuple(self.backend.services)
         self.storage = Storage(
@@ -229,6 +240,7 @@ class A2AServer:
             push_sender=push_sender,
             push_enabled=self.push_enabled,
             limits=task_limits,
+            observer=observer,
         )
         self.runtime = Runtime(agent=agent, storage=self.storage)
         #: The event log as streams follow it: interrupted at shutdown (see ``stopping``).
@@ -261,7 +273,9 @@ class A2AServer:
         try:
             if self._own_push_sender:
                 sender = WebhookPushSender(
-                    allow_hosts=self.push_allow_hosts, allow_private=self.push_allow_private
+                    allow_hosts=self.push_allow_hosts,
+                    allow_private=self.push_allow_private,
+                    observer=self.observer,
                 )
                 self.storage.push_sender = await stack.enter_async_context(sender)
             for service in self.services:
@@ -378,6 +392,22 @@ class A2AServer:
         """Whether the server has been started."""
         return self._task_group is not None
 
+    async def check_health(self, timeout: float = 2.0) -> Health:
+        """Whether the server runs and its backend answers (store, event log, push queue),
+        for a readiness probe: see :mod:`a2a_core.server.health`. Never raises; a backend
+        that does not answer within ``timeout`` seconds counts as down."""
+        sender = self.storage.push_sender
+        push = None
+        if self._own_push_sender:
+            push = isinstance(sender, WebhookPushSender) and sender.running
+        return await check_backend(
+            self.backend,
+            running=self.running,
+            stopping=self.stopping,
+            push=push,
+            timeout=timeout,
+        )
+
     # --- operations for backends (see a2a_core.server.backends) --------------------------
 
     async def fail_task(self, task_id: str, text: str) -> bool:
@@ -435,6 +465,8 @@ class A2AServer:
         if isinstance(received, HttpResponse):
             return received
         call = received
+        if self.observer is not None:
+            return await self._handle_observed(call, self.observer.call_started(request, call))
         if self.stopping:
             return self.protocol.reply_error(call, ServerUnavailableError(_STOPPING_TEXT))
         try:
@@ -443,8 +475,38 @@ class A2AServer:
         except A2AError as exc:
             return self.protocol.reply_error(call, exc)
         except Exception:
-            logger.exception("error while handling %s", call.operation.value)
+            logger.exception(
+                "error while handling %s (task %s)", call.operation.value, _task_named(call)
+            )
             return self.protocol.reply_error(call, InternalError())
+
+    async def _handle_observed(
+        self, call: Call, observation: CallObservation
+    ) -> HttpResponse | SseResponse:
+        """`handle` for an observed server: the same, telling ``observation`` the outcome
+        (kept apart so that an unobserved call pays nothing for it)."""
+        error: A2AError
+        with observation.activated():
+            if self.stopping:
+                error = ServerUnavailableError(_STOPPING_TEXT)
+            else:
+                try:
+                    call = await self._on_request(call)
+                    response = await self._dispatch(call, observation)
+                except A2AError as exc:
+                    error = exc
+                except Exception:
+                    logger.exception(
+                        "error while handling %s (task %s)", call.operation.value, _task_named(call)
+                    )
+                    error = InternalError()
+                else:
+                    observation.finished(None)
+                    if isinstance(response, SseResponse):
+                        observation.stream_opened()
+                    return response
+        observation.finished(error)
+        return self.protocol.reply_error(call, error)
 
     async def _on_request(self, call: Call) -> Call:
         if not call.extensions:
@@ -479,15 +541,17 @@ class A2AServer:
             result = ext.on_result(call, result)
         return self.protocol.reply_result(call, result)
 
-    async def _dispatch(self, call: Call) -> HttpResponse | SseResponse:
+    async def _dispatch(
+        self, call: Call, observation: CallObservation | None = None
+    ) -> HttpResponse | SseResponse:
         request = call.request
         op = call.operation
         if op is Operation.SEND_MESSAGE:
             assert isinstance(request, SendMessageRequest)
-            return self._reply(call, await self._send(call, request))
+            return self._reply(call, await self._send(call, request, observation))
         if op is Operation.SEND_STREAMING_MESSAGE:
             assert isinstance(request, SendMessageRequest)
-            return await self._send_streaming(call, request)
+            return await self._send_streaming(call, request, observation)
         if op is Operation.GET_TASK:
             assert isinstance(request, GetTaskRequest)
             stored = await self._load(call, request.id)
@@ -500,7 +564,7 @@ class A2AServer:
             return self._reply(call, await self._cancel(call, request))
         if op is Operation.SUBSCRIBE_TO_TASK:
             assert isinstance(request, SubscribeToTaskRequest)
-            return await self._subscribe(call, request)
+            return await self._subscribe(call, request, observation)
         if op is Operation.GET_EXTENDED_CARD:
             return self._reply(call, await self._extended_card(call))
         return self._reply(call, await self._push(call))
@@ -538,7 +602,14 @@ class A2AServer:
             )
         return self._background
 
-    async def _start(self, call: Call, request: SendMessageRequest, *, eager: bool) -> Execution:
+    async def _start(
+        self,
+        call: Call,
+        request: SendMessageRequest,
+        *,
+        eager: bool,
+        observation: CallObservation | None,
+    ) -> Execution:
         background = self._require_running()
         config = request.configuration
         webhook = config.task_push_notification_config if config is not None else None
@@ -582,6 +653,8 @@ class A2AServer:
             self.runtime, invocation, eager=eager or existing is not None, loop=background.loop
         )
         self.guards.admit(execution)  # may refuse it: nothing is written yet
+        if observation is not None:
+            execution.observation = observation.execution_started(invocation)
         self.runtime.register(execution)
         background.start(execution)
         return execution
@@ -596,24 +669,26 @@ class A2AServer:
             raise InternalError()
         return SendMessageResponse(task=task_view(writer.task, history_length=history_length))
 
-    async def _send(self, call: Call, request: SendMessageRequest) -> SendMessageResponse:
+    async def _send(
+        self, call: Call, request: SendMessageRequest, observation: CallObservation | None
+    ) -> SendMessageResponse:
         config = request.configuration
         immediate = bool(config and config.return_immediately)
-        execution = await self._start(call, request, eager=immediate)
+        execution = await self._start(call, request, eager=immediate, observation=observation)
         await (execution.started if immediate else execution.settled).wait()
         return self._result_of(execution, config.history_length if config else None)
 
     async def _send_streaming(
-        self, call: Call, request: SendMessageRequest
+        self, call: Call, request: SendMessageRequest, observation: CallObservation | None
     ) -> HttpResponse | SseResponse:
-        execution = await self._start(call, request, eager=False)
+        execution = await self._start(call, request, eager=False, observation=observation)
         await execution.started.wait()
         if execution.error is not None:
             raise execution.error
         stream = self.protocol.open_event_stream(call)
         if execution.reply_message is not None:
             only: list[FirstEvent] = [(None, StreamResponse(message=execution.reply_message))]
-            return self._sse(call, stream, only, None, 0, idle_limit=None)
+            return self._sse(call, stream, only, None, 0, idle_limit=None, observation=observation)
         writer = execution.task.writer
         assert writer is not None
         if execution.invocation.task is None:
@@ -626,13 +701,22 @@ class A2AServer:
                 0,
                 idle_limit=None,
                 replay_until=writer.stored.last_seq,
+                observation=observation,
             )
         stored = execution.first_snapshot or writer.stored
         first: list[FirstEvent] = [_snapshot(stored)]
-        return self._sse(call, stream, first, stored.task.id, stored.last_seq, idle_limit=None)
+        return self._sse(
+            call,
+            stream,
+            first,
+            stored.task.id,
+            stored.last_seq,
+            idle_limit=None,
+            observation=observation,
+        )
 
     async def _subscribe(
-        self, call: Call, request: SubscribeToTaskRequest
+        self, call: Call, request: SubscribeToTaskRequest, observation: CallObservation | None
     ) -> HttpResponse | SseResponse:
         stored = await self._load(call, request.id)
         stream = self.protocol.open_event_stream(call)
@@ -651,6 +735,7 @@ class A2AServer:
                 last_event_id,
                 idle_limit=self.resubscribe_timeout,
                 replay_until=stored.last_seq,
+                observation=observation,
             )
         if finished:
             if call.dialect == "1.0":
@@ -658,7 +743,9 @@ class A2AServer:
                     f"Task is {stored.task.status.state.value}: there is nothing to subscribe to"
                 )
             # v0.3 (DIGEST A7): the final task, then close.
-            return self._sse(call, stream, [snapshot], None, 0, idle_limit=None)
+            return self._sse(
+                call, stream, [snapshot], None, 0, idle_limit=None, observation=observation
+            )
         return self._sse(
             call,
             stream,
@@ -666,6 +753,7 @@ class A2AServer:
             stored.task.id,
             stored.last_seq,
             idle_limit=self.resubscribe_timeout,
+            observation=observation,
         )
 
     def _sse(
@@ -678,6 +766,7 @@ class A2AServer:
         *,
         idle_limit: float | None,
         replay_until: int | None = None,
+        observation: CallObservation | None = None,
     ) -> SseResponse:
         """The stream's response: its frames come from `stream_frames` (``streams``);
         ``replay_until`` is the last seq logged before the stream opened (a replay)."""
@@ -697,6 +786,7 @@ class A2AServer:
             shared=self.shared_frames,
             backlog_limit=self.stream_backlog_limit,
             replay_until=replay_until,
+            observation=observation,
         )
         return SseResponse(200, self.protocol.stream_headers(call), frames)
 
@@ -835,6 +925,19 @@ def _snapshot(stored: StoredTask) -> FirstEvent:
     that its subscribers share one encoding of it (``frame_cache``)."""
     task = stored.task
     return stored.last_seq, StreamResponse(task=task), ("task", task.id, stored.version)
+
+
+def _task_named(call: Call) -> str:
+    """The task id a call's request names, for a log line (``-``: none yet)."""
+    request = call.request
+    if isinstance(request, SendMessageRequest):
+        return request.message.task_id or "-"
+    found = getattr(request, "task_id", None) or getattr(request, "id", None)
+    return (
+        str(found)
+        if isinstance(found, str) and call.operation.value != "GetExtendedAgentCard"
+        else "-"
+    )
 
 
 def _last_event_id(call: Call) -> int | None:

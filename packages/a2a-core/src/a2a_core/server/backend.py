@@ -22,6 +22,7 @@ from a2a_core.server.events import EventLog
 from a2a_core.server.memory_events import InMemoryEventLog
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.memory_store import InMemoryTaskStore
+from a2a_core.server.observe import Observer
 from a2a_core.server.push import PushConfigStore, PushSender
 from a2a_core.server.push_secrets import PushSecretCipher
 from a2a_core.server.store import TaskStore
@@ -51,6 +52,12 @@ class ServerHandle(Protocol):
     @property
     def push_allow_private(self) -> bool:
         """Whether webhooks may point at private addresses."""
+        ...
+
+    @property
+    def observer(self) -> Observer | None:
+        """Told what happens (:mod:`~a2a_core.server.observe`): a backend's own push
+        delivery passes it to its `WebhookPushSender`; ``None``: nobody is."""
         ...
 
     async def fail_task(self, task_id: str, text: str) -> bool:
@@ -182,3 +189,7 @@ class InMemoryBackend:
     def services(self) -> tuple[Service, ...]:
         """Nothing runs beside an in-memory backend."""
         return ()
+
+    async def check_health(self) -> dict[str, bool]:
+        """This process's memory always answers (`HealthCheckingBackend`)."""
+        return {"store": True, "event_log": True, "push_configs": True}

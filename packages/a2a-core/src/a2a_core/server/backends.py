@@ -20,6 +20,8 @@ in one place:
   to log each outage once rather than each failed request;
 - the **page tokens** of ListTasks (`make_token`, `read_token`, `query_scope`,
   `status_micros`, `NO_TIMESTAMP`), so that every store pages the same way;
+- `HealthCheckingBackend`, the optional ``check_health`` a backend offers for readiness
+  probes (`A2AServer.check_health`, `Health`);
 - `Service`, how a backend runs its background work under the server's lifespan, given a
   `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
   delivery a backend may wrap (its `WebhookPushSender.attempt` makes one attempt and says
@@ -43,6 +45,7 @@ from a2a_core.server.events import (
     LoggedEvent,
     MeasuredEventLog,
 )
+from a2a_core.server.health import Health, HealthCheckingBackend
 from a2a_core.server.outages import BackendUnavailableError, OutageLog
 from a2a_core.server.page_tokens import (
     NO_TIMESTAMP,
@@ -85,6 +88,8 @@ __all__ = [
     "ConcurrentUpdateError",
     "EventLog",
     "EventLogClosedError",
+    "Health",
+    "HealthCheckingBackend",
     "ImmediateEventLog",
     "ImmediateTaskStore",
     "InMemoryBackend",

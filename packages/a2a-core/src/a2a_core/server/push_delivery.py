@@ -48,9 +48,9 @@ import socket
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
-from typing import Final, Self, TypeAlias
+from typing import TYPE_CHECKING, Final, Self, TypeAlias
 
 import anyio
 import httpx
@@ -62,6 +62,9 @@ from a2a_core.compat.v0_3.convert import task_from_v1
 from a2a_core.types import StreamResponse, Task
 
 from .push import PushTarget
+
+if TYPE_CHECKING:
+    from .observe import Observer, PushObservation
 from .webhook_guard import (
     AllowList,
     Webhook,
@@ -116,6 +119,8 @@ class _Delivery:
     body: bytes
     headers: tuple[tuple[str, str], ...]
     """Content type and credentials (never logged)."""
+    context: object = None
+    """The observer's context of the moment it was queued (`Observer.push_context`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,6 +173,9 @@ class WebhookPushSender:
       bodies are always ``application/json``.
     - ``allow_hosts``, ``allow_private``: the SSRF guard's exceptions, as in
       :func:`check_webhook_url`; ``resolve`` looks hosts up (``anyio.getaddrinfo``).
+    - ``observer``: told of each delivery, its attempts and outcome, and the queue's depth
+      (:mod:`~a2a_core.server.observe`; a server sets its own on a sender it is given
+      without one).
 
     Counters (read-only, since the sender started): ``delivered`` (a 2xx answer),
     ``failed`` (out of attempts, or a status not worth retrying), ``refused`` (the SSRF
@@ -192,6 +200,7 @@ class WebhookPushSender:
         shutdown_timeout: float = 5.0,
         sleep: Sleep = anyio.sleep,
         resolve: Resolver = _getaddrinfo,
+        observer: Observer | None = None,
     ) -> None:
         if workers < 1 or queue_size < 1:
             raise ValueError("workers and queue_size must be at least 1")
@@ -212,6 +221,8 @@ class WebhookPushSender:
         self._shutdown_timeout = shutdown_timeout
         self._sleep = sleep
         self._resolve = resolve
+        #: Told of each delivery (see ``observer`` above); may be set before the sender runs.
+        self.observer = observer
 
         self._state = "new"  # -> "running" -> "closing" -> "closed"
         self._stack: AsyncExitStack | None = None
@@ -255,6 +266,11 @@ class WebhookPushSender:
     def cancelled(self) -> int:
         """Accepted deliveries still unfinished when the shutdown timeout ran out."""
         return self._cancelled
+
+    @property
+    def running(self) -> bool:
+        """Whether the sender accepts deliveries (entered, and not closing)."""
+        return self._state == "running"
 
     @property
     def pending(self) -> int:
@@ -371,11 +387,39 @@ class WebhookPushSender:
         deliveries = self._prepare([target], event, task)
         if not deliveries:  # refused or unsendable: counted and logged by _prepare
             return PushAttempt(delivered=False, retry_in=None, reason="not sendable")
+        delivery = deliveries[0]
+        if self.observer is None:
+            return await self._try_once(delivery, attempt, None)
+        # Each attempt is a delivery of its own to the observer: the queue may make the
+        # next one in another process. One to be retried ends "retrying".
+        observation = self.observer.push_started(
+            delivery.context, delivery.key[0], delivery.hook.origin
+        )
+        outcome = "cancelled"
         try:
-            return await self._try(deliveries[0], attempt)
+            with observation.activated():
+                extra = tuple(observation.headers())
+                if extra:
+                    delivery = replace(delivery, headers=delivery.headers + extra)
+                result = await self._try_once(delivery, attempt, observation)
+            if result.delivered:
+                outcome = "delivered"
+            elif result.retry_in is not None:
+                outcome = "retrying"
+            else:
+                outcome = "refused" if result.reason == "refused" else "failed"
+            return result
+        finally:
+            observation.finished(outcome)
+
+    async def _try_once(
+        self, delivery: _Delivery, attempt: int, observation: PushObservation | None
+    ) -> PushAttempt:
+        try:
+            return await self._try(delivery, attempt, observation)
         except Exception:
             self._failed += 1
-            logger.exception("push to %s failed unexpectedly", deliveries[0].hook.origin)
+            logger.exception("push to %s failed unexpectedly", delivery.hook.origin)
             return PushAttempt(delivered=False, retry_in=None, reason="unexpected error")
 
     def _prepare(
@@ -383,6 +427,7 @@ class WebhookPushSender:
     ) -> list[_Delivery]:
         """One ready delivery per target that passes the static checks (refusals counted)."""
         deliveries: list[_Delivery] = []
+        context = self.observer.push_context() if self.observer is not None else None
         v1_body: bytes | None = None
         v0_3_body: bytes | None = None
         for target in targets:
@@ -392,7 +437,7 @@ class WebhookPushSender:
                 hook = parse_webhook(config.url, self._allow)
             except WebhookUrlRefusedError as exc:
                 self._refused += 1
-                logger.warning("push to config %r of task %r refused: %s", config.id, task_id, exc)
+                logger.info("push to config %r of task %r refused: %s", config.id, task_id, exc)
                 continue
             if target.legacy_v0_3:
                 if task is None:
@@ -419,7 +464,7 @@ class WebhookPushSender:
                 headers.append(("X-A2A-Notification-Token", config.token))
             if not all(_FIELD_VALUE.fullmatch(value) for _, value in headers):
                 self._failed += 1
-                logger.warning(
+                logger.info(
                     "push to %s (config %r of task %r) failed: a header value has characters "
                     "HTTP does not allow",
                     hook.origin,
@@ -428,7 +473,7 @@ class WebhookPushSender:
                 )
                 continue
             deliveries.append(
-                _Delivery((task_id, config.id, config.url), hook, body, tuple(headers))
+                _Delivery((task_id, config.id, config.url), hook, body, tuple(headers), context)
             )
         return deliveries
 
@@ -438,6 +483,8 @@ class WebhookPushSender:
         if self._state != "running" or self._pending >= self._queue_size:
             self._dropped += 1
             why = "queue full" if self._state == "running" else "sender closing"
+            if self.observer is not None:
+                self.observer.push_dropped(task_id, why.replace(" ", "_"))
             logger.warning(
                 "push to %s (config %r of task %r) dropped: %s (%d dropped so far)",
                 delivery.hook.origin,
@@ -450,6 +497,8 @@ class WebhookPushSender:
         # Cannot block: the stream holds at most `queue_size` items and `pending` counts them.
         self._send.send_nowait(delivery)
         self._pending += 1
+        if self.observer is not None:
+            self.observer.push_queue_depth(self._pending)
 
     # --- workers ---
 
@@ -479,30 +528,61 @@ class WebhookPushSender:
             # Reached only when the delivery finished: a cancelled one stays pending.
             lane.popleft()
             self._pending -= 1
+            if self.observer is not None:
+                self.observer.push_queue_depth(self._pending)
             if self._pending == 0 and self._state == "closing":
                 self._drained.set()
         # Nothing awaited since the loop saw the lane empty, so no delivery can be in it.
         del self._lanes[key]
 
     async def _send_one(self, delivery: _Delivery) -> None:
-        """All attempts of one delivery, sleeping between them; updates the counters."""
+        """All attempts of one delivery, sleeping between them; updates the counters (and
+        tells the observer)."""
+        if self.observer is None:
+            await self._attempts(delivery, None)
+            return
+        observation = self.observer.push_started(
+            delivery.context, delivery.key[0], delivery.hook.origin
+        )
+        outcome = "cancelled"
+        try:
+            with observation.activated():
+                outcome = await self._attempts(delivery, observation)
+        except Exception:
+            outcome = "failed"
+            raise
+        finally:
+            observation.finished(outcome)
+
+    async def _attempts(self, delivery: _Delivery, observation: PushObservation | None) -> str:
+        """The attempts of one delivery: ``delivered``, ``failed`` or ``refused``."""
+        if observation is not None:
+            extra = tuple(observation.headers())
+            if extra:
+                delivery = replace(delivery, headers=delivery.headers + extra)
         attempt = 0
         while True:
-            result = await self._try(delivery, attempt)
+            result = await self._try(delivery, attempt, observation)
             if result.retry_in is None:
-                return
+                if result.delivered:
+                    return "delivered"
+                return "refused" if result.reason == "refused" else "failed"
             await self._sleep(result.retry_in)
             attempt += 1
 
-    async def _try(self, delivery: _Delivery, attempt: int) -> PushAttempt:
+    async def _try(
+        self, delivery: _Delivery, attempt: int, observation: PushObservation | None = None
+    ) -> PushAttempt:
         """Attempt number ``attempt`` (0-based) of one delivery; updates the counters and
         logs a final failure (an intermediate one at info level)."""
         hook = delivery.hook
+        task_id, config_id, _ = delivery.key
         try:
             addresses = await self._addresses(hook)
         except WebhookUrlRefusedError as exc:
             self._refused += 1
-            logger.warning("push to %s refused: %s", hook.origin, exc)
+            # The client's URL: nothing wrong with the server, so not above INFO.
+            logger.info("push to %s (task %s) refused: %s", hook.origin, task_id, exc)
             return PushAttempt(delivered=False, retry_in=None, reason="refused")
         except OSError as exc:  # the name did not resolve: maybe it will later
             outcome = _Outcome(ok=False, retry=True, reason=f"lookup failed ({exc})")
@@ -512,7 +592,10 @@ class WebhookPushSender:
             self._delivered += 1
             logger.debug("push to %s delivered (attempt %d)", hook.origin, attempt + 1)
             return PushAttempt(delivered=True, retry_in=None, reason=outcome.reason)
-        if outcome.retry and attempt < self._retries:
+        retry = outcome.retry and attempt < self._retries
+        if observation is not None:
+            observation.attempted(attempt, outcome.reason, retry)
+        if retry:
             logger.info(
                 "push to %s attempt %d failed: %s", hook.origin, attempt + 1, outcome.reason
             )
@@ -520,8 +603,10 @@ class WebhookPushSender:
             return PushAttempt(delivered=False, retry_in=delay, reason=outcome.reason)
         self._failed += 1
         logger.warning(
-            "push to %s failed after %d attempt(s): %s",
+            "push to %s (config %r of task %s) failed after %d attempt(s): %s",
             hook.origin,
+            config_id,
+            task_id,
             attempt + 1,
             outcome.reason,
         )

@@ -16,7 +16,7 @@ import inspect
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.from_thread
@@ -42,6 +42,9 @@ from a2a_core.types import (
     Task,
     TaskState,
 )
+
+if TYPE_CHECKING:
+    from a2a_core.server.observe import ExecutionObservation
 
 __all__ = ["Execution", "Runtime"]
 
@@ -171,6 +174,8 @@ class Execution:
         self.reply_message: Message | None = None
         self.first_snapshot: StoredTask | None = None
         self.error: A2AError | None = None
+        #: Told how the agent's run goes, when the server is observed (set before it runs).
+        self.observation: ExecutionObservation | None = None
 
     @property
     def task_id(self) -> str:
@@ -181,9 +186,19 @@ class Execution:
         """Run the agent to the end; never raises (failures go to the task and the log).
 
         ``scope_class`` makes the cancel scope (the backend's own class saves a lookup)."""
+        observation = self.observation
+        activation: contextlib.AbstractContextManager[object] | None = None
+        if observation is not None:
+            # The agent's span (say) is current while it runs, while its task is written and
+            # while its failure is logged: its webhooks, its calls to other agents and its
+            # log records carry the trace. Entered by hand, not by a `with` around a
+            # coroutine of its own: an unobserved execution must not pay for one.
+            activation = observation.activated()
+            activation.__enter__()
         self._scope = scope = scope_class()
         if self._cancel_requested:
             scope.cancel()
+        raised: BaseException | None = None
         try:
             with scope:
                 if self._eager:
@@ -192,9 +207,10 @@ class Execution:
                 await self._finish(result)
             if self._stop_text is not None:  # stopped by a guard before it wrote FAILED
                 await self._fail(None, self._stop_text)
-        except TaskLimitError:
-            pass  # the task went over a limit: it failed saying so, and the agent stops
+        except TaskLimitError as exc:
+            raised = exc  # the task went over a limit: it failed saying so, the agent stops
         except A2AError as exc:
+            raised = exc
             if self.task.writer is None or isinstance(exc, BackendUnavailableError):
                 # A store that went away: a request still waiting gets that error, never
                 # a state of the task that was not stored.
@@ -202,9 +218,18 @@ class Execution:
             if self.task.writer is not None:
                 await self._fail(exc)
         except Exception as exc:
-            logger.exception("agent raised while handling task %s", self.task_id)
+            raised = exc
+            logger.exception(
+                "agent raised while handling task %s (context %s, %s)",
+                self.task_id,
+                self.invocation.context_id,
+                self.invocation.call.operation.value,
+            )
             await self._fail(exc)
         finally:
+            if observation is not None:
+                writer = self.task.writer
+                observation.ended(writer.task if writer is not None else None, raised)
             runtime = self.runtime
             executions = runtime.executions
             if executions.get(self.task_id) is self:
@@ -214,6 +239,8 @@ class Execution:
             self.started.set()
             self.settled.set()
             self.done.set()
+            if activation is not None:
+                activation.__exit__(None, None, None)
 
     def cancel_soon(self) -> None:
         """Cancel the agent; it stops at its next checkpoint (the task has already ended,

@@ -29,6 +29,7 @@ from a2a_core.server.events import EventLog, ImmediateEventLog
 from a2a_core.server.limits import TaskLimits
 from a2a_core.server.memory_push import InMemoryPushConfigStore
 from a2a_core.server.messages import Invocation
+from a2a_core.server.observe import Observer
 from a2a_core.server.push import LoggedPushSender, PushConfigStore, PushSender
 from a2a_core.server.store import (
     BatchLoggedTaskStore,
@@ -37,6 +38,7 @@ from a2a_core.server.store import (
     LoggedTaskStore,
     TaskStore,
 )
+from a2a_core.server.timed import timed
 from a2a_core.types import StreamResponse, Task
 
 __all__ = ["Storage"]
@@ -54,7 +56,13 @@ class Storage:
         push_sender: PushSender | None,
         push_enabled: bool,
         limits: TaskLimits | None = None,
+        observer: Observer | None = None,
     ) -> None:
+        #: Told of every task change and, for a networked backend, how long each operation
+        #: took (see :mod:`~a2a_core.server.observe`); ``None``: nobody is.
+        self.observer = observer
+        if observer is not None:
+            store, events = timed(store, events, observer)
         self.store = store
         self.events = events
         self.push_configs = push_configs

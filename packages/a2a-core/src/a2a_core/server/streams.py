@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterator, Sequence
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 from a2a_core.errors import A2AError, InternalError
 from a2a_core.server.events import EventLog, LoggedEvent
@@ -54,6 +54,9 @@ from a2a_core.server.frame_cache import PIECE_SIZE, FrameCache, SharedPayload
 from a2a_core.server.store import StoredTask
 from a2a_core.sse import EventStream
 from a2a_core.types import TERMINAL_STATES, StreamResponse
+
+if TYPE_CHECKING:
+    from a2a_core.server.observe import CallObservation
 
 __all__ = [
     "DEFAULT_BACKLOG_LIMIT",
@@ -154,7 +157,7 @@ class _Writes:
 _SHARE_FROM: Final = PIECE_SIZE // 2
 
 
-async def stream_frames(
+def stream_frames(
     stream: EventStream,
     first: Sequence[FirstEvent],
     task_id: str | None,
@@ -169,6 +172,7 @@ async def stream_frames(
     shared: FrameCache | None = None,
     backlog_limit: int | None = None,
     replay_until: int | None = None,
+    observation: CallObservation | None = None,
 ) -> AsyncIterator[bytes]:
     """The frames of one stream, as bytes ready to write (see the module docstring).
 
@@ -183,8 +187,58 @@ async def stream_frames(
     the backlog that ``backlog_limit`` (bytes, ``None``: no limit) is checked against; the
     events up to seq ``replay_until`` (default ``after``) were logged before the stream
     opened and do not count. ``shared`` shares the payloads of big frames between streams
-    (``None``: each stream encodes its own).
+    (``None``: each stream encodes its own). ``observation`` hears of every event sent and
+    of the stream's end (see :mod:`~a2a_core.server.observe`).
     """
+    if observation is None:
+        return _frames(
+            stream, first, task_id, after, log, lookup, keep_alive_interval, idle_limit,
+            on_event, read_some, shared, backlog_limit, replay_until, None,
+        )  # fmt: skip
+    return _observed(
+        observation,
+        _frames(
+            stream, first, task_id, after, log, lookup, keep_alive_interval, idle_limit,
+            on_event, read_some, shared, backlog_limit, replay_until, observation.event_sent,
+        ),
+    )  # fmt: skip
+
+
+async def _observed(
+    observation: CallObservation, frames: AsyncIterator[bytes]
+) -> AsyncIterator[bytes]:
+    """``frames``, telling ``observation`` how the stream ended."""
+    error: BaseException | None = None
+    try:
+        async for frame in frames:
+            yield frame
+    except BaseException as exc:  # GeneratorExit: the client went away
+        error = exc
+        raise
+    finally:
+        aclose = getattr(frames, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        observation.stream_closed(error)
+
+
+async def _frames(
+    stream: EventStream,
+    first: Sequence[FirstEvent],
+    task_id: str | None,
+    after: int,
+    log: EventLog,
+    lookup: TaskLookup,
+    keep_alive_interval: float,
+    idle_limit: float | None,
+    on_event: EventHook | None,
+    read_some: ReadSome | None,
+    shared: FrameCache | None,
+    backlog_limit: int | None,
+    replay_until: int | None,
+    sent: Callable[[StreamResponse], None] | None,
+) -> AsyncIterator[bytes]:
+    """`stream_frames` itself; ``sent`` is told of every event encoded."""
     hook = on_event
     share = shared if hook is None else None
     encode: Callable[[StreamResponse, int | None], bytes]
@@ -198,6 +252,8 @@ async def stream_frames(
     live_from = after if replay_until is None else max(after, replay_until)
 
     def frame_of(event: StreamResponse, seq: int | None, identity: Hashable) -> bytes | _Big:
+        if sent is not None:
+            sent(event)
         # Without an identity, nothing says which other streams carry the same event.
         payload = None
         if share is not None and identity is not None:
@@ -271,7 +327,7 @@ async def stream_frames(
                             del out
                             continue
                         # Small ones: together about one write.
-                        after, done = _gather(ready, encode, stream, writes)
+                        after, done = _gather(ready, encode, stream, writes, sent)
                         del ready
                         for piece in done:
                             yield piece
@@ -312,6 +368,7 @@ def _gather(
     encode: Callable[[StreamResponse, int | None], bytes],
     stream: EventStream,
     writes: _Writes,
+    sent: Callable[[StreamResponse], None] | None,
 ) -> tuple[int, list[bytes]]:
     """Encode small events into ``writes``, up to the one that ends the stream: the seq of
     the last one encoded, and the writes that became complete meanwhile (each about
@@ -321,6 +378,8 @@ def _gather(
     seq = 0
     for logged in ready:  # every event of a batch passes here: kept lean
         seq = logged.seq
+        if sent is not None:
+            sent(logged.event)
         frame = encode(logged.event, seq)
         append(frame)
         size += len(frame)
@@ -336,7 +395,8 @@ def _gather(
 
 def _too_far_behind(stream: EventStream, task_id: str, limit: int) -> bytes:
     """The error frame that ends a stream more than ``limit`` bytes behind its task."""
-    logger.warning("stream of task %s closed: more than %d bytes behind", task_id, limit)
+    # The client reads too slowly: its own doing, so not above INFO.
+    logger.info("stream of task %s closed: more than %d bytes behind", task_id, limit)
     return stream.encode_error(
         StreamBacklogError(
             f"The stream fell more than {limit} bytes behind the task and was closed; "

@@ -234,12 +234,15 @@ class TaskWriter:
         self._stored = store.save_now(updated, expected_version=self._stored.version, last_seq=seq)
         if updated.status.state in TERMINAL_STATES:
             log.close_now(updated.id)
-        self._changed_to(updated)
+        self._changed_to(updated, event)
         return True
 
-    def _changed_to(self, updated: Task) -> None:
+    def _changed_to(self, updated: Task, event: StreamResponse) -> None:
         changed, self._changed = self._changed, Signal()
         changed.set()
+        observer = self._storage.observer
+        if observer is not None:
+            observer.task_changed(updated, event)
         for listener in self._listeners:
             listener(updated)
 
@@ -280,7 +283,7 @@ class TaskWriter:
         if updated.status.state in TERMINAL_STATES:
             await storage.events.close(updated.id)
         await storage.notify_push(updated, event)
-        self._changed_to(updated)
+        self._changed_to(updated, event)
         return True
 
     async def _vanished(self) -> bool:
@@ -422,6 +425,8 @@ async def _create(storage: Storage, invocation: Invocation) -> TaskWriter:
         store, log = immediate
         seq = log.append_now(task.id, StreamResponse(task=task))
         stored = store.create_now(task, tenant=tenant, owner=owner, last_seq=seq)
+        if storage.observer is not None:
+            storage.observer.task_changed(task, StreamResponse(task=task))
         if store.evictions_pending:
             await store.notify_evicted()
         return TaskWriter(storage, stored)
@@ -435,6 +440,8 @@ async def _create(storage: Storage, invocation: Invocation) -> TaskWriter:
             seq = await storage.events.append(task.id, StreamResponse(task=task))
             stored = await storage.store.create(task, tenant=tenant, owner=owner, last_seq=seq)
         await storage.register_push(invocation)
+    if storage.observer is not None:
+        storage.observer.task_changed(task, StreamResponse(task=task))
     return TaskWriter(storage, stored)
 
 
@@ -528,6 +535,11 @@ def _create_answered(
         task, tenant=invocation.call.tenant, owner=invocation.owner, last_seq=seq
     )
     log.close_now(task.id)
+    observer = storage.observer
+    if observer is not None:
+        observer.task_changed(task, events[0])
+        observer.task_changed(task, events[1])
+        observer.task_changed(task, events[2])
     return store, stored
 
 

@@ -1,0 +1,101 @@
+"""The examples' ``--otel``: the OpenTelemetry SDK configured from the standard ``OTEL_*``
+environment variables, and shut down (flushed) when the server stops.
+
+- ``OTEL_TRACES_EXPORTER`` and ``OTEL_METRICS_EXPORTER``: ``otlp`` (the standard default;
+  needs ``opentelemetry-exporter-otlp``, over ``OTEL_EXPORTER_OTLP_PROTOCOL`` ``grpc`` or
+  ``http/protobuf``), ``console`` (stdout, one JSON document per span or export) or
+  ``none``; several separated by commas.
+- The SDK reads the rest itself: ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``,
+  ``OTEL_TRACES_SAMPLER``, ``OTEL_BSP_*`` (the batch span processor),
+  ``OTEL_METRIC_EXPORT_INTERVAL``, ``OTEL_EXPORTER_OTLP_ENDPOINT`` and its kin, and
+  ``OTEL_PROPAGATORS`` (W3C trace context and baggage by default).
+
+The providers become the global ones, so an agent's own instrumented clients (an agent
+calling another agent) use them too. Log records get the trace and span ids
+(``a2a_core.otel.correlate_logs``) and the root logger a format that shows them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["configure"]
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [trace=%(trace_id)s span=%(span_id)s] %(message)s"
+
+
+def _names(variable: str) -> list[str]:
+    value = os.environ.get(variable, "otlp").strip().lower()
+    return [name.strip() for name in value.split(",") if name.strip() and name.strip() != "none"]
+
+
+def _otlp(kind: str) -> Any:
+    """The OTLP exporter class of ``kind`` (``trace`` or ``metric``), or a clear exit."""
+    protocol = os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc").strip().lower()
+    module = "grpc" if protocol == "grpc" else "http"
+    name = "OTLPSpanExporter" if kind == "trace" else "OTLPMetricExporter"
+    path = f"opentelemetry.exporter.otlp.proto.{module}.{kind}_exporter"
+    try:
+        return getattr(__import__(path, fromlist=[name]), name)
+    except ImportError:
+        raise SystemExit(
+            f"--otel: the otlp exporter ({protocol}) is not installed: "
+            "pip install opentelemetry-exporter-otlp, or set OTEL_TRACES_EXPORTER and "
+            "OTEL_METRICS_EXPORTER to console or none"
+        ) from None
+
+
+def configure() -> Callable[[], None]:
+    """Install the SDK's providers from the environment; returns what flushes and shuts
+    them down (call it once the server has stopped)."""
+    try:
+        from opentelemetry import metrics, trace
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import (
+            ConsoleMetricExporter,
+            PeriodicExportingMetricReader,
+        )
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    except ImportError:
+        raise SystemExit(
+            "--otel needs the OpenTelemetry SDK: pip install 'a2a-core[otel]' opentelemetry-sdk"
+        ) from None
+
+    resource = Resource.create()  # OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+    tracer_provider = TracerProvider(resource=resource)
+    for name in _names("OTEL_TRACES_EXPORTER"):
+        if name == "console":
+            tracer_provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+        elif name == "otlp":
+            tracer_provider.add_span_processor(BatchSpanProcessor(_otlp("trace")()))
+        else:
+            raise SystemExit(f"--otel: unknown OTEL_TRACES_EXPORTER {name!r}")
+    readers = []
+    for name in _names("OTEL_METRICS_EXPORTER"):
+        if name == "console":
+            readers.append(PeriodicExportingMetricReader(ConsoleMetricExporter()))
+        elif name == "otlp":
+            readers.append(PeriodicExportingMetricReader(_otlp("metric")()))
+        else:
+            raise SystemExit(f"--otel: unknown OTEL_METRICS_EXPORTER {name!r}")
+    meter_provider = MeterProvider(resource=resource, metric_readers=readers)
+    trace.set_tracer_provider(tracer_provider)
+    metrics.set_meter_provider(meter_provider)
+
+    from a2a_core.otel import correlate_logs
+
+    correlate_logs()
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+
+    def shutdown() -> None:
+        # Shutting down flushes: the batch processor exports what it holds, the readers
+        # collect and export once more.
+        tracer_provider.shutdown()
+        meter_provider.shutdown()
+
+    return shutdown
