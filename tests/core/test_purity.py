@@ -19,7 +19,7 @@ import a2a_core
 PACKAGE_ROOT = Path(a2a_core.__file__).parent
 # The async runtime (L2), its verifiers of credentials (`auth`: JWKS fetches, clocks) and
 # the test helpers are the only parts allowed to do I/O or use anyio.
-IMPURE_PARTS = {"server", "runtime", "testing", "auth"}
+IMPURE_PARTS = {"server", "runtime", "testing", "auth", "otel"}  # otel: observes the L2 runtime
 FORBIDDEN_MODULES = {
     "asyncio",
     "anyio",

@@ -12,7 +12,7 @@ wrapper of the log, so the two are still recognised as a pair.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 from a2a_core.server.events import EventLog, ImmediateEventLog, LoggedEvent
@@ -96,7 +96,19 @@ class _TimedStore:
             self.event_log = log  # a logged store stays recognisable (module docstring)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+        found = getattr(self.inner, name)  # AttributeError when the store has no such part
+        if name == "create_logged_many":  # optional (BatchLoggedTaskStore): timed if there
+            return self._timed_create_logged_many
+        return found
+
+    async def _timed_create_logged_many(
+        self, task: Task, events: Sequence[StreamResponse], **kwargs: Any
+    ) -> StoredTask:
+        with _Timer(self._observer, "store.create_logged_many"):
+            result: StoredTask = await self.inner.create_logged_many(  # type: ignore[attr-defined]
+                task, events, **kwargs
+            )
+            return result
 
     async def get(self, task_id: str) -> StoredTask | None:
         with _Timer(self._observer, "store.get"):
