@@ -67,7 +67,7 @@ def parse_args(
         "--signing-key",
         metavar="PEM",
         help="sign the agent card with this private key file (EC, RSA or Ed25519 PEM) and "
-        f"serve its public key at {JWKS_PATH} (needs a2a-core[signing])",
+        f"serve its public key at {JWKS_PATH} (needs a2aserve-core[signing])",
     )
     parser.add_argument(
         "--otel",
@@ -101,7 +101,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         return {**options, "backend": SqlBackend(args.sql)}
     if not args.redis:
         return options
-    from a2a_redis import RedisBackend
+    from a2aserve_redis import RedisBackend
 
     return {**options, "backend": RedisBackend(args.redis, prefix=args.redis_prefix)}
 

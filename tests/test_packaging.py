@@ -28,7 +28,7 @@ def _declared_versions(project: dict[str, object]) -> list[tuple[int, int]]:
 
 def test_every_package_is_found() -> None:
     names = {path.parent.name for path in PACKAGES}
-    assert names == {"a2a-core", "a2a-starlette", "a2a-aiohttp", "a2a-redis", "a2a-sql"}
+    assert names == {"a2aserve-core", "a2aserve-starlette", "a2aserve-aiohttp", "a2aserve-redis", "a2aserve-sql"}
 
 
 @pytest.mark.parametrize("path", PACKAGES, ids=lambda path: path.parent.name)

@@ -8,7 +8,7 @@ from redis_harness import PrivateRedis
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
-from a2a_redis import RedisBackend
+from a2aserve_redis import RedisBackend
 
 pytestmark = pytest.mark.anyio
 

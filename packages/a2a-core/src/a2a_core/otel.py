@@ -1,4 +1,4 @@
-"""OpenTelemetry traces, metrics and log correlation for an A2A server (``a2a-core[otel]``).
+"""OpenTelemetry traces, metrics and log correlation for an A2A server (``a2aserve-core[otel]``).
 
 ``A2AServer(..., observer=OpenTelemetryObserver(agent_name=card.name))``: an
 :class:`~a2a_core.server.observe.Observer` that turns what the runtime reports into spans
@@ -563,7 +563,7 @@ def correlate_logs() -> None:
     """Give every log record the ids of the span current where it is logged (idempotent).
 
     A log record factory (so that records of every logger get them, the library's
-    ``a2a_core.*``, ``a2a_starlette``, ``a2a_aiohttp``, ``a2a_redis``, ``a2a_sql`` and
+    ``a2a_core.*``, ``a2a_starlette``, ``a2a_aiohttp``, ``a2aserve_redis``, ``a2a_sql`` and
     yours; a filter would see only one logger's own): ``otelTraceID`` and ``otelSpanID``
     (the names of ``opentelemetry-instrumentation-logging``), also as ``trace_id`` and
     ``span_id``, in hex; ``"0"`` without a valid span. Use them in a format:

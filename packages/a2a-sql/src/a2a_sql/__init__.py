@@ -1,4 +1,4 @@
-"""Durable tasks for an a2a-core server on SQL: PostgreSQL, SQLite, MySQL/MariaDB.
+"""Durable tasks for an a2aserve-core server on SQL: PostgreSQL, SQLite, MySQL/MariaDB.
 
     from a2a_sql import SqlBackend
 

@@ -4,7 +4,7 @@
 and nowhere else. Without one, each of those points costs one ``is not None`` check and
 nothing more (no object is built, no clock is read), so a server that is not observed runs
 as fast as before the seam existed. OpenTelemetry is one implementation
-(:mod:`a2a_core.otel`, the ``a2a-core[otel]`` extra); a deployment can feed anything else
+(:mod:`a2a_core.otel`, the ``a2aserve-core[otel]`` extra); a deployment can feed anything else
 (its own metrics, an audit log) from the same points. :class:`Observers` combines several.
 
 The points, and who calls them:
