@@ -6,6 +6,8 @@ the server with the application (``cleanup_ctx``). Upstream middleware sets per-
 overrides with ``put_base_url``, ``put_metadata`` and ``put_identity``.
 """
 
+from importlib.metadata import version as _version
+
 from a2a_aiohttp._app import (
     IDENTITY_KEY,
     a2a_subapp,
@@ -15,7 +17,10 @@ from a2a_aiohttp._app import (
     put_metadata,
 )
 
+__version__: str = _version("a2a-aiohttp")
+
 __all__ = [
+    "__version__",
     "IDENTITY_KEY",
     "a2a_subapp",
     "add_routes",

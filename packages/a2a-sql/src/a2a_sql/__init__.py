@@ -10,6 +10,8 @@ asyncio Core; the schema ships as Alembic migrations (``python -m a2a_sql upgrad
 One server process per database and prefix for now. See ``docs/storage.md``.
 """
 
+from importlib.metadata import version as _version
+
 from ._schema import KEY_LENGTH, Tables
 from .backend import RESTART_TEXT, SqlBackend
 from .events import SqlEventLog
@@ -17,7 +19,10 @@ from .migrate import SchemaError, check_schema, head_revision, upgrade
 from .push import SqlPushConfigStore
 from .store import SqlTaskStore
 
+__version__: str = _version("a2a-sql")
+
 __all__ = [
+    "__version__",
     "KEY_LENGTH",
     "RESTART_TEXT",
     "SchemaError",

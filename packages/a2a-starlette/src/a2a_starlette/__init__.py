@@ -7,6 +7,8 @@ It translates ASGI to the core's ``HttpRequest`` and writes back ``HttpResponse`
 uvicorn with a bounded, clean shutdown (``UvicornServer``).
 """
 
+from importlib.metadata import version as _version
+
 from a2a_starlette._app import (
     A2AStarlette,
     put_base_url,
@@ -15,4 +17,14 @@ from a2a_starlette._app import (
 )
 from a2a_starlette._serve import UvicornServer, serve
 
-__all__ = ["A2AStarlette", "UvicornServer", "put_base_url", "put_identity", "put_metadata", "serve"]
+__version__: str = _version("a2a-starlette")
+
+__all__ = [
+    "__version__",
+    "A2AStarlette",
+    "UvicornServer",
+    "put_base_url",
+    "put_identity",
+    "put_metadata",
+    "serve",
+]
