@@ -76,8 +76,11 @@ def check_package(package: Path, dist: Path) -> list[str]:
     expect("License-Expression", meta["license"], message["License-Expression"])
     expect("License-File", ["LICENSE"], message.get_all("License-File"))
     expect("Classifiers", sorted(meta["classifiers"]), sorted(message.get_all("Classifier") or []))
-    expect("Provides-Extra", sorted(meta.get("optional-dependencies", {})),
-           sorted(message.get_all("Provides-Extra") or []))
+    expect(
+        "Provides-Extra",
+        sorted(meta.get("optional-dependencies", {})),
+        sorted(message.get_all("Provides-Extra") or []),
+    )
     requires = message.get_all("Requires-Dist") or []
     for dependency in meta["dependencies"]:
         base = dependency.split(";")[0].replace(" ", "")
