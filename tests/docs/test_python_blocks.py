@@ -129,6 +129,8 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A folder to run from and import from; the modules imported from it are forgotten."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    # A page may print one file twice (the tutorial's app.py): never import a stale .pyc.
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     before = set(sys.modules)
     yield tmp_path
     for name in set(sys.modules) - before:

@@ -2,9 +2,11 @@
 commands shown against that server.
 
 Each scenario below names the page, the block that starts the server (or the Python block
-that is the server) and the blocks that talk to it. The server runs as the page says, on a
-free port of 127.0.0.1 instead of 8000 (the port is the one thing rewritten), and the
-client blocks run in bash with the same rewrite; their output is checked. A shell block that
+that is the server), the Python file block it serves where the page has several versions
+of one file (the tutorial's ``app.py``), and the blocks that talk to it, each by how it
+begins. The server runs as the page says, on a free port of 127.0.0.1 instead of 8000 (the
+port is the one thing rewritten), and the client blocks run in bash with the same rewrite;
+their output is checked. A shell block that
 starts a server and is in no scenario must be marked ``<!-- illustrative: why -->``.
 """
 
@@ -27,25 +29,35 @@ import pytest
 from helpers.doc_blocks import PYTHON, ROOT, SHELL, Block, blocks, pages
 
 #: What starts a server in a shell block.
-STARTS_A_SERVER = re.compile(r"uvicorn\b|examples/\w+\.py|\bpython3?\s+\S+\.py|run_app")
+STARTS_A_SERVER = re.compile(
+    r"^\s*(?:uv run\s+)?(?:uvicorn\s|hypercorn\s|gunicorn\s|python3?\s+(?:-m\s+uvicorn|\S+\.py))",
+    re.MULTILINE,
+)
 
 
 @dataclass(frozen=True)
 class Scenario:
     page: str
-    #: Text of the block that starts the server (a shell block, or a Python file block).
+    #: How the block that starts the server begins (a shell block, or a Python file block).
     server: str
     #: How to start it: from the block and the port, the command and its working directory.
     command: Callable[[Block, int, Path], tuple[list[str], Path]]
     #: Where its card is, relative to http://127.0.0.1:PORT.
     card_path: str
-    #: Text of each client block, with the check of that block's output.
-    clients: tuple[tuple[str, Callable[[str], None]], ...]
+    #: How each client block begins, with the check of what it printed (stdout, stderr).
+    clients: tuple[tuple[str, Callable[[str, str], None]], ...]
+    #: A text only the served version of the page's ``app.py`` has (the tutorial's steps).
+    app: str | None = None
 
 
-def _find(page: str, text: str) -> Block:
-    (found,) = [b for b in blocks(ROOT / page) if text in b.code]
+def _find(page: str, begins: str) -> Block:
+    (found,) = [b for b in blocks(ROOT / page) if b.code.startswith(begins)]
     assert not found.illustrative, found.id
+    return found
+
+
+def _app_block(page: str, text: str) -> Block:
+    (found,) = [b for b in blocks(ROOT / page) if b.filename == "app.py" and text in b.code]
     return found
 
 
@@ -54,18 +66,24 @@ def _readme_echo(block: Block, port: int, scratch: Path) -> tuple[list[str], Pat
     return [sys.executable, "examples/echo.py", "--port", str(port)], ROOT
 
 
+def _tutorial_uvicorn(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
+    assert block.code == "uvicorn app:app --host 127.0.0.1 --port 8000\n"  # app.py is written
+    return [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port",
+            str(port), "--log-level", "warning"], scratch  # fmt: skip
+
+
 def _transport_server(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
     (scratch / "echo_server.py").write_text(block.code.replace("8000", str(port)))
     return [sys.executable, "echo_server.py"], scratch
 
 
-def _completed_hi(output: str) -> None:
+def _completed_hi(output: str, errors: str) -> None:
     task = json.loads(output)["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert task["artifacts"][0]["parts"] == [{"text": "hi"}]
 
 
-def _transport_replies(output: str) -> None:
+def _transport_replies(output: str, errors: str) -> None:
     assert '"name":"Echo"' in output  # the card
     # The JSON-RPC reply, then the stream: a keep-alive comment and the message's event.
     assert output.count('"parts":[{"text":"echo: hi"}]') == 2, output
@@ -73,10 +91,33 @@ def _transport_replies(output: str) -> None:
     assert "\nid: 1\ndata: {" in output
 
 
+def _tutorial_echo(output: str, errors: str) -> None:
+    assert '"name":"Greeter"' in output  # the card, then the task
+    assert '"state":"TASK_STATE_COMPLETED"' in output
+    assert '"parts":[{"text":"You said: hi"}]' in output
+
+
+def _chunks(output: str) -> list[str]:
+    events = [json.loads(line[6:]) for line in output.splitlines() if line.startswith("data: ")]
+    assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    updates = [e["artifactUpdate"] for e in events if "artifactUpdate" in e]
+    assert [u.get("append", False) for u in updates] == [False] + [True] * (len(updates) - 1)
+    return [u["artifact"]["parts"][0]["text"] for u in updates]
+
+
+def _tutorial_stream(output: str, errors: str) -> None:
+    assert _chunks(output) == ["You", " said:", " hi"]
+
+
+def _tutorial_turns(output: str, errors: str) -> None:
+    assert errors == "Hello! What is your name?\n"
+    assert _chunks(output) == ["Nice", " to", " meet", " you,", " Ada!"]
+
+
 SCENARIOS = {
     "readme-echo": Scenario(
         page="README.md",
-        server="examples/echo.py",
+        server="uv run python examples/echo.py",
         command=_readme_echo,
         card_path="/.well-known/agent-card.json",
         clients=(("curl -s http://127.0.0.1:8000/ -H", _completed_hi),),
@@ -86,7 +127,31 @@ SCENARIOS = {
         server='"""A tiny A2A echo server on the standard library',
         command=_transport_server,
         card_path="/.well-known/agent-card.json",
-        clients=(("curl -sN http://127.0.0.1:8000/message:stream", _transport_replies),),
+        clients=(("curl -s http://127.0.0.1:8000/.well-known", _transport_replies),),
+    ),
+    "tutorial-echo": Scenario(
+        page="docs/tutorial.md",
+        app="async def echo",
+        server="uvicorn app:app",
+        command=_tutorial_uvicorn,
+        card_path="/a2a/.well-known/agent-card.json",
+        clients=(("curl -s http://127.0.0.1:8000/a2a/.well-known", _tutorial_echo),),
+    ),
+    "tutorial-streaming": Scenario(
+        page="docs/tutorial.md",
+        app="async def spell",
+        server="uvicorn app:app",
+        command=_tutorial_uvicorn,
+        card_path="/a2a/.well-known/agent-card.json",
+        clients=(("curl -sN http://127.0.0.1:8000/a2a/message:stream", _tutorial_stream),),
+    ),
+    "tutorial-multi-turn": Scenario(
+        page="docs/tutorial.md",
+        app="async def greeter",
+        server="uvicorn app:app",
+        command=_tutorial_uvicorn,
+        card_path="/a2a/.well-known/agent-card.json",
+        clients=(("task=$(curl -s http://127.0.0.1:8000/a2a/message:send", _tutorial_turns),),
     ),
 }
 
@@ -105,8 +170,12 @@ def serve(tmp_path: Path) -> Iterator[Callable[[Scenario], int]]:
 
     def start(scenario: Scenario) -> int:
         block = _find(scenario.page, scenario.server)
+        if scenario.app is not None:
+            app = _app_block(scenario.page, scenario.app).code
         for _ in range(3):  # a free port taken by another process before ours bound it
             port = _free_port()
+            if scenario.app is not None:
+                (tmp_path / "app.py").write_text(app.replace("8000", str(port)))
             command, cwd = scenario.command(block, port, tmp_path)
             process = subprocess.Popen(
                 command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -151,7 +220,7 @@ def test_the_commands_shown_run_against_the_server(
             timeout=60,
             check=True,
         )
-        check(done.stdout)
+        check(done.stdout, done.stderr)
 
 
 def test_every_server_command_is_run_or_illustrative() -> None:
