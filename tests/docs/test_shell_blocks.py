@@ -13,6 +13,7 @@ starts a server and is in no scenario must be marked ``<!-- illustrative: why --
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import socket
@@ -46,8 +47,9 @@ class Scenario:
     card_path: str
     #: How each client block begins, with the check of what it printed (stdout, stderr).
     clients: tuple[tuple[str, Callable[[str, str], None]], ...]
-    #: A text only the served version of the page's ``app.py`` has (the tutorial's steps).
-    app: str | None = None
+    #: The Python file blocks to write first: name, and a text only that version has (the
+    #: tutorial prints three versions of its ``app.py``).
+    files: tuple[tuple[str, str], ...] = ()
 
 
 def _find(page: str, begins: str) -> Block:
@@ -56,8 +58,8 @@ def _find(page: str, begins: str) -> Block:
     return found
 
 
-def _app_block(page: str, text: str) -> Block:
-    (found,) = [b for b in blocks(ROOT / page) if b.filename == "app.py" and text in b.code]
+def _file_block(page: str, name: str, text: str) -> Block:
+    (found,) = [b for b in blocks(ROOT / page) if b.filename == name and text in b.code]
     return found
 
 
@@ -66,10 +68,16 @@ def _readme_echo(block: Block, port: int, scratch: Path) -> tuple[list[str], Pat
     return [sys.executable, "examples/echo.py", "--port", str(port)], ROOT
 
 
-def _tutorial_uvicorn(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
-    assert block.code == "uvicorn app:app --host 127.0.0.1 --port 8000\n"  # app.py is written
-    return [sys.executable, "-m", "uvicorn", "app:app", "--host", "127.0.0.1", "--port",
-            str(port), "--log-level", "warning"], scratch  # fmt: skip
+def _uvicorn(module: str) -> Callable[[Block, int, Path], tuple[list[str], Path]]:
+    """The block's ``uvicorn MODULE:app --host 127.0.0.1 --port 8000`` line, as it says."""
+
+    def command(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
+        lines = [line.split("#")[0].split() for line in block.code.splitlines()]
+        assert ["uvicorn", f"{module}:app", "--host", "127.0.0.1", "--port", "8000"] in lines
+        return [sys.executable, "-m", "uvicorn", f"{module}:app", "--host", "127.0.0.1",
+                "--port", str(port), "--log-level", "warning"], scratch  # fmt: skip
+
+    return command
 
 
 def _transport_server(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
@@ -114,6 +122,10 @@ def _tutorial_turns(output: str, errors: str) -> None:
     assert _chunks(output) == ["Nice", " to", " meet", " you,", " Ada!"]
 
 
+def _greeted(output: str, errors: str) -> None:
+    assert output == "Hello! What is your name?\nNice to meet you, Ada!\n"
+
+
 SCENARIOS = {
     "readme-echo": Scenario(
         page="README.md",
@@ -131,27 +143,44 @@ SCENARIOS = {
     ),
     "tutorial-echo": Scenario(
         page="docs/tutorial.md",
-        app="async def echo",
+        files=(("app.py", "async def echo"),),
         server="uvicorn app:app",
-        command=_tutorial_uvicorn,
+        command=_uvicorn("app"),
         card_path="/a2a/.well-known/agent-card.json",
         clients=(("curl -s http://127.0.0.1:8000/a2a/.well-known", _tutorial_echo),),
     ),
     "tutorial-streaming": Scenario(
         page="docs/tutorial.md",
-        app="async def spell",
+        files=(("app.py", "async def spell"),),
         server="uvicorn app:app",
-        command=_tutorial_uvicorn,
+        command=_uvicorn("app"),
         card_path="/a2a/.well-known/agent-card.json",
         clients=(("curl -sN http://127.0.0.1:8000/a2a/message:stream", _tutorial_stream),),
     ),
     "tutorial-multi-turn": Scenario(
         page="docs/tutorial.md",
-        app="async def greeter",
+        files=(("app.py", "async def greeter"),),
         server="uvicorn app:app",
-        command=_tutorial_uvicorn,
+        command=_uvicorn("app"),
         card_path="/a2a/.well-known/agent-card.json",
         clients=(("task=$(curl -s http://127.0.0.1:8000/a2a/message:send", _tutorial_turns),),
+    ),
+    # The same agent on the official SDK and on ours, driven by the SDK's client.
+    "migrating-sdk": Scenario(
+        page="docs/migrating-from-a2a-sdk.md",
+        files=(("sdk_greeter.py", "class Greeter"), ("client.py", "ClientFactory")),
+        server="uvicorn sdk_greeter:app",
+        command=_uvicorn("sdk_greeter"),
+        card_path="/a2a/.well-known/agent-card.json",
+        clients=(("python client.py http://127.0.0.1:8000/a2a", _greeted),),
+    ),
+    "migrating-ours": Scenario(
+        page="docs/migrating-from-a2a-sdk.md",
+        files=(("greeter.py", "async def greeter"), ("client.py", "ClientFactory")),
+        server="uvicorn sdk_greeter:app",
+        command=_uvicorn("greeter"),
+        card_path="/a2a/.well-known/agent-card.json",
+        clients=(("python client.py http://127.0.0.1:8000/a2a", _greeted),),
     ),
 }
 
@@ -170,12 +199,11 @@ def serve(tmp_path: Path) -> Iterator[Callable[[Scenario], int]]:
 
     def start(scenario: Scenario) -> int:
         block = _find(scenario.page, scenario.server)
-        if scenario.app is not None:
-            app = _app_block(scenario.page, scenario.app).code
+        files = [(name, _file_block(scenario.page, name, text)) for name, text in scenario.files]
         for _ in range(3):  # a free port taken by another process before ours bound it
             port = _free_port()
-            if scenario.app is not None:
-                (tmp_path / "app.py").write_text(app.replace("8000", str(port)))
+            for name, file in files:
+                (tmp_path / name).write_text(file.code.replace("8000", str(port)))
             command, cwd = scenario.command(block, port, tmp_path)
             process = subprocess.Popen(
                 command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -205,7 +233,7 @@ def serve(tmp_path: Path) -> Iterator[Callable[[Scenario], int]]:
 @pytest.mark.skipif(shutil.which("curl") is None, reason="the shell blocks use curl")
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_the_commands_shown_run_against_the_server(
-    name: str, serve: Callable[[Scenario], int]
+    name: str, serve: Callable[[Scenario], int], tmp_path: Path
 ) -> None:
     scenario = SCENARIOS[name]
     port = serve(scenario)
@@ -215,6 +243,9 @@ def test_the_commands_shown_run_against_the_server(
         script = block.code.replace("8000", str(port))
         done = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", script],
+            cwd=tmp_path,  # beside the page's files
+            # `python` is the interpreter of this environment, as in the reader's.
+            env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
             capture_output=True,
             text=True,
             timeout=60,
@@ -224,7 +255,9 @@ def test_the_commands_shown_run_against_the_server(
 
 
 def test_every_server_command_is_run_or_illustrative() -> None:
-    covered = {_find(s.page, s.server).id for s in SCENARIOS.values()}
+    covered = {_find(s.page, s.server).id for s in SCENARIOS.values()} | {
+        _find(s.page, begins).id for s in SCENARIOS.values() for begins, _ in s.clients
+    }
     for page in pages():
         for block in blocks(page):
             if block.lang in SHELL and STARTS_A_SERVER.search(block.code):
