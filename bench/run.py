@@ -290,8 +290,8 @@ def running_server(
     if server.baseline:
         if baseline is None:
             raise ValueError("a baseline server needs --baseline")
-        paths = [str(baseline / "packages" / p / "src") for p in ("a2a-core", "a2a-starlette",
-                 "a2a-aiohttp")]  # fmt: skip
+        folders = ("a2a-core", "a2a-starlette", "a2a-aiohttp")  # folders under packages/
+        paths = [str(baseline / "packages" / folder / "src") for folder in folders]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     port = free_port()
     command = [sys.executable, str(BENCH / "servers.py"), server.kind, "--port", str(port)]
