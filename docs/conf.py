@@ -11,7 +11,7 @@ from importlib.metadata import version as _version
 
 project = "a2a-py"
 author = "The a2a-py authors"
-copyright = "the a2a-py authors, Apache-2.0"  # noqa: A001
+copyright = "the a2a-py authors, Apache-2.0"
 release = _version("a2a-core")
 
 extensions = [
