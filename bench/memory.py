@@ -210,7 +210,7 @@ def main() -> None:
     if args.only in (None, "store"):
         print(f"Stored tasks: {args.tasks:,} small completed tasks, RSS growth per task")
         for kind, label in (
-            ("ours", "a2a-core InMemoryTaskStore"),
+            ("ours", "a2aserve-core InMemoryTaskStore"),
             ("sdk", "a2a-sdk InMemoryTaskStore"),
         ):
             out = subprocess.run(

@@ -1,4 +1,4 @@
-"""Benchmarks of the Redis backend (a2a-redis) against the in-memory default.
+"""Benchmarks of the Redis backend (a2aserve-redis) against the in-memory default.
 
     uv run python bench/redis_bench.py [--redis redis://127.0.0.1:6379/15] [--duration 10]
 
@@ -71,7 +71,7 @@ def serve(args: argparse.Namespace) -> None:
 
     options: dict[str, Any] = {}
     if args.redis:
-        from a2a_redis import RedisBackend
+        from a2aserve_redis import RedisBackend
 
         backend = RedisBackend(
             args.redis,

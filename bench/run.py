@@ -64,17 +64,23 @@ class Server:
 
 
 SERVERS: tuple[Server, ...] = (
-    Server("ours-h11", "a2a-starlette", "h11", "ours", "a2a-starlette, uvicorn h11+asyncio"),
+    Server(
+        "ours-h11", "a2aserve-starlette", "h11", "ours", "a2aserve-starlette, uvicorn h11+asyncio"
+    ),
     Server("bare-h11", "bare-starlette", "h11", "bare", "bare Starlette, uvicorn h11+asyncio"),
     Server("sdk-h11", "sdk", "h11", "sdk", "a2a-sdk, uvicorn h11+asyncio"),
     Server(
-        "ours-ht", "a2a-starlette", "httptools", "ours", "a2a-starlette, uvicorn httptools+uvloop"
+        "ours-ht",
+        "a2aserve-starlette",
+        "httptools",
+        "ours",
+        "a2aserve-starlette, uvicorn httptools+uvloop",
     ),
     Server(
         "bare-ht", "bare-starlette", "httptools", "bare", "bare Starlette, uvicorn httptools+uvloop"
     ),
     Server("sdk-ht", "sdk", "httptools", "sdk", "a2a-sdk, uvicorn httptools+uvloop"),
-    Server("ours-aio", "a2a-aiohttp", "-", "ours", "a2a-aiohttp, aiohttp"),
+    Server("ours-aio", "a2aserve-aiohttp", "-", "ours", "a2aserve-aiohttp, aiohttp"),
     Server("bare-aio", "bare-aiohttp", "-", "bare", "bare aiohttp"),
 )
 #: The stack a server runs on: ratios to "bare" and "sdk" compare rows of the same stack.
@@ -588,7 +594,7 @@ def machine() -> dict[str, Any]:
         memory = int(f.readline().split()[1]) * 1024
     versions = {}
     for name in (
-        "a2a-core",
+        "a2aserve-core",
         "a2a-sdk",
         "starlette",
         "uvicorn",

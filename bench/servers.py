@@ -4,8 +4,8 @@
 
 Kinds:
 
-- ``a2a-starlette``: :class:`A2AServer` behind ``A2AStarlette`` (plain ASGI) on uvicorn;
-- ``a2a-aiohttp``: :class:`A2AServer` behind ``add_routes`` on aiohttp;
+- ``a2aserve-starlette``: :class:`A2AServer` behind ``A2AStarlette`` (plain ASGI) on uvicorn;
+- ``a2aserve-aiohttp``: :class:`A2AServer` behind ``add_routes`` on aiohttp;
 - ``sdk``: the official ``a2a-sdk`` server (its JSON-RPC, REST and card routes on one
   Starlette app, ``DefaultRequestHandler``, ``InMemoryTaskStore``) on uvicorn;
 - ``bare-starlette`` / ``bare-aiohttp``: the ceiling. A framework endpoint per scenario that
@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 
 HOST = "127.0.0.1"
-KINDS = ("a2a-starlette", "a2a-aiohttp", "sdk", "bare-starlette", "bare-aiohttp")
+KINDS = ("a2aserve-starlette", "a2aserve-aiohttp", "sdk", "bare-starlette", "bare-aiohttp")
 STACKS = ("h11", "httptools")
 CARD_PATH = "/.well-known/agent-card.json"
 
@@ -583,9 +583,9 @@ def bare_aiohttp_app(base_url: str) -> Any:
 
 def serve(kind: str, port: int, stack: str) -> None:
     base_url = f"http://{HOST}:{port}"
-    if kind == "a2a-starlette":
+    if kind == "a2aserve-starlette":
         serve_a2a_starlette(port, stack)
-    elif kind == "a2a-aiohttp":
+    elif kind == "a2aserve-aiohttp":
         serve_a2a_aiohttp(port)
     elif kind == "sdk":
         serve_sdk(port, stack)

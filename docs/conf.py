@@ -12,7 +12,7 @@ from importlib.metadata import version as _version
 project = "a2a-py"
 author = "The a2a-py authors"
 copyright = "the a2a-py authors, Apache-2.0"
-release = _version("a2a-core")
+release = _version("a2aserve-core")
 
 extensions = [
     "myst_parser",

@@ -66,7 +66,7 @@ def parse_args(
         "--signing-key",
         metavar="PEM",
         help="sign the agent card with this private key file (EC, RSA or Ed25519 PEM) and "
-        f"serve its public key at {JWKS_PATH} (needs a2a-core[signing])",
+        f"serve its public key at {JWKS_PATH} (needs a2aserve-core[signing])",
     )
     parser.set_defaults(public_host=public_host)
     if extra is not None:
@@ -91,7 +91,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         return {"backend": SqlBackend(args.sql)}
     if not args.redis:
         return {}
-    from a2a_redis import RedisBackend
+    from a2aserve_redis import RedisBackend
 
     return {"backend": RedisBackend(args.redis, prefix=args.redis_prefix)}
 

@@ -22,7 +22,7 @@ import anyio
 
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill, Message
-from a2a_redis import RedisBackend
+from a2aserve_redis import RedisBackend
 
 
 async def agent(ctx: TaskContext) -> AsyncIterator[str | Message | InputRequired]:

@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from a2a_core.errors import LocalProtocolError
 from a2a_core.server import LoggedEvent
 from a2a_core.types import StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
-from a2a_redis import RedisEventLog
+from a2aserve_redis import RedisEventLog
 
 pytestmark = pytest.mark.anyio
 

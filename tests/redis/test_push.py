@@ -20,8 +20,8 @@ from a2a_core.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_redis import PushWorker, RedisPushConfigStore, RedisPushQueue
-from a2a_redis.push import GROUP
+from a2aserve_redis import PushWorker, RedisPushConfigStore, RedisPushQueue
+from a2aserve_redis.push import GROUP
 
 pytestmark = pytest.mark.anyio
 

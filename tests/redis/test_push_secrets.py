@@ -30,7 +30,7 @@ from a2a_core.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_redis import PushWorker, RedisBackend, RedisPushConfigStore, RedisPushQueue
+from a2aserve_redis import PushWorker, RedisBackend, RedisPushConfigStore, RedisPushQueue
 from helpers.a2a_client import Client, make_card, user_message
 
 pytestmark = pytest.mark.anyio

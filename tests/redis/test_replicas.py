@@ -31,7 +31,7 @@ from redis_harness import (
 )
 
 from a2a_core.server.app import SHUTDOWN_TEXT
-from a2a_redis import HOST_LOST_TEXT
+from a2aserve_redis import HOST_LOST_TEXT
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from a2a_core.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_redis import RedisEventLog, RedisTaskStore
+from a2aserve_redis import RedisEventLog, RedisTaskStore
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from a2a_core.http import HttpResponse
 from a2a_core.server import A2AServer, TaskContext, TaskLimits
-from a2a_redis import RedisBackend
+from a2aserve_redis import RedisBackend
 from helpers.a2a_client import Client, make_card, user_message
 
 pytestmark = pytest.mark.anyio

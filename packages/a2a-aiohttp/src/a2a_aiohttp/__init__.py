@@ -17,7 +17,7 @@ from a2a_aiohttp._app import (
     put_metadata,
 )
 
-__version__: str = _version("a2a-aiohttp")
+__version__: str = _version("a2aserve-aiohttp")
 
 __all__ = [
     "__version__",

@@ -1,4 +1,4 @@
-"""a2a-core: the sans-IO core of an A2A (Agent2Agent) protocol server.
+"""a2aserve-core: the sans-IO core of an A2A (Agent2Agent) protocol server.
 
 Layers (see the repository's docs):
 
@@ -14,6 +14,6 @@ from importlib.metadata import version as _version
 
 from .codec import DecodeError, decode, encode
 
-__version__: str = _version("a2a-core")
+__version__: str = _version("a2aserve-core")
 
 __all__ = ["DecodeError", "__version__", "decode", "encode"]

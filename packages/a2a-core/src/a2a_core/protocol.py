@@ -139,7 +139,7 @@ class ProtocolOptions:
     card_signing_key: CardSigningKey | None = None
     """Sign the public card (and the extended card) with this key: a JWS over the card's
     RFC 8785 form, computed once per card variant (v1.0 §8.4; `a2a_core.signing`, which
-    needs the ``a2a-core[signing]`` extra)."""
+    needs the ``a2aserve-core[signing]`` extra)."""
     jwks_path: str | None = None
     """Serve the signing key's JWK Set at this path, GET and HEAD, and point the
     signatures' ``jku`` to it (``None``: not served; e.g. ``"/.well-known/jwks.json"``)."""

@@ -20,7 +20,7 @@ signature, while the order of members and whitespace do not matter.
   raises :class:`CardSignatureError`.
 - :func:`jwks_document` is the JWK Set the ``jku`` header points to.
 
-Needs the ``a2a-core[signing]`` extra (PyJWT with ``cryptography``, ``rfc8785``). Nothing
+Needs the ``a2aserve-core[signing]`` extra (PyJWT with ``cryptography``, ``rfc8785``). Nothing
 here does I/O or reads a clock; a key is parsed once, when it is loaded.
 """
 

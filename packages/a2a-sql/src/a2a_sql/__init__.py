@@ -1,4 +1,4 @@
-"""Durable tasks for an a2a-core server on SQL: PostgreSQL, SQLite, MySQL/MariaDB.
+"""Durable tasks for an a2aserve-core server on SQL: PostgreSQL, SQLite, MySQL/MariaDB.
 
     from a2a_sql import SqlBackend
 
@@ -19,7 +19,7 @@ from .migrate import SchemaError, check_schema, head_revision, upgrade
 from .push import SqlPushConfigStore
 from .store import SqlTaskStore
 
-__version__: str = _version("a2a-sql")
+__version__: str = _version("a2aserve-sql")
 
 __all__ = [
     "__version__",

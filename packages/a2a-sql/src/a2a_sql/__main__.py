@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> None:
     up.add_argument("--prefix", default="a2a_", help="table-name prefix (default a2a_)")
     args = parser.parse_args(argv)
     revision = asyncio.run(upgrade(args.url, args.prefix))
-    print(f"a2a-sql schema (prefix {args.prefix!r}) is at revision {revision}")
+    print(f"a2aserve-sql schema (prefix {args.prefix!r}) is at revision {revision}")
 
 
 if __name__ == "__main__":

@@ -86,14 +86,14 @@ async def check_schema(engine: AsyncEngine, prefix: str, *, create: bool) -> Non
     known = {script.revision for script in _scripts().walk_revisions()}
     if current is not None and current not in known:
         raise SchemaError(
-            f"the database's a2a-sql schema (prefix {prefix!r}) is at revision {current}, "
-            f"newer than this code's ({head}): upgrade the a2a-sql package"
+            f"the database's a2aserve-sql schema (prefix {prefix!r}) is at revision {current}, "
+            f"newer than this code's ({head}): upgrade the a2aserve-sql package"
         )
     if create:
         async with engine.begin() as connection:
             await upgrade_connection(connection, prefix)
         return
-    where = "has no a2a-sql schema" if current is None else f"is at revision {current}"
+    where = "has no a2aserve-sql schema" if current is None else f"is at revision {current}"
     raise SchemaError(
         f"the database (prefix {prefix!r}) {where}, older than this code's ({head}): run "
         f"`python -m a2a_sql upgrade URL --prefix {prefix}` first"

@@ -17,7 +17,7 @@ from a2a_starlette._app import (
 )
 from a2a_starlette._serve import UvicornServer, serve
 
-__version__: str = _version("a2a-starlette")
+__version__: str = _version("a2aserve-starlette")
 
 __all__ = [
     "__version__",

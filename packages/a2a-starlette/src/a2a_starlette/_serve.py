@@ -31,7 +31,7 @@ def _server_class() -> type[uvicorn.Server]:
         import uvicorn
     except ImportError:  # pragma: no cover - depends on the environment
         raise ImportError(
-            "a2a_starlette.serve needs uvicorn: pip install 'a2a-starlette[uvicorn]'"
+            "a2a_starlette.serve needs uvicorn: pip install 'a2aserve-starlette[uvicorn]'"
         ) from None
 
     class _Server(uvicorn.Server):

@@ -7,7 +7,7 @@ scheme, 403 for valid credentials short of a scope. The verified `AuthenticatedI
 is the call's identity, and what task ownership keys on. See ``docs/security.md``.
 
 The pure parts (reading credentials, challenges, the identity value) are in
-`a2a_core.security`; the JWT verifiers need the ``a2a-core[auth]`` extra and are imported
+`a2a_core.security`; the JWT verifiers need the ``a2aserve-core[auth]`` extra and are imported
 from `a2a_core.auth.jwt` and `a2a_core.auth.oauth` (re-exported here when it is installed).
 """
 

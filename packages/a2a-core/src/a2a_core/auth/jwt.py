@@ -7,7 +7,7 @@ discovery URL (`a2a_core.auth.oauth`). The algorithm comes from an explicit allo
 be used as an HMAC secret); ``iss``, ``aud``, ``exp`` and ``nbf`` are checked with a leeway;
 the subject and scopes become the `AuthenticatedIdentity`. Keys are fetched with httpx,
 asynchronously, cached, and fetched again on an unknown ``kid`` at a bounded rate
-(`Jwks`). Requires the ``a2a-core[auth]`` extra (PyJWT with its crypto backend).
+(`Jwks`). Requires the ``a2aserve-core[auth]`` extra (PyJWT with its crypto backend).
 """
 
 from __future__ import annotations

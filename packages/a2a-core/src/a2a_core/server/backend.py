@@ -3,7 +3,7 @@
 A backend bundles the four stores the runtime writes to and reads from (task store, event
 log, push-config store, push delivery) with the services it runs beside the server, so that
 ``A2AServer(backend=...)`` is the one place a deployment chooses where its state lives:
-in memory (`InMemoryBackend`, the default), in Redis (``a2a_redis.RedisBackend``), or in a
+in memory (`InMemoryBackend`, the default), in Redis (``a2aserve_redis.RedisBackend``), or in a
 backend of your own (see `a2a_core.server.backends` for everything one needs).
 
 The contract, besides the protocols of each part: a backend that evicts tasks (a bounded
@@ -65,7 +65,7 @@ class ServerHandle(Protocol):
 #: Something that runs beside the server for as long as it runs: called with the server when
 #: it starts, the context manager it returns is entered before the server's task group and
 #: left after it (so after running agents were cancelled). Networked backends use it for
-#: their connections and background work (see ``a2a_redis``).
+#: their connections and background work (see ``a2aserve_redis``).
 Service: TypeAlias = Callable[[ServerHandle], AbstractAsyncContextManager[object]]
 
 
@@ -117,7 +117,7 @@ class InMemoryBackend:
     other settings, run around the server); by default the server runs one when the card
     declares push notifications.
     ``push_secret_keys``: Fernet keys, newest first, to keep the webhooks' tokens and
-    credentials encrypted in memory (a `PushSecretCipher`; needs ``a2a-core[crypto]``).
+    credentials encrypted in memory (a `PushSecretCipher`; needs ``a2aserve-core[crypto]``).
     """
 
     def __init__(

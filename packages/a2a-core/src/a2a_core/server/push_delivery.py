@@ -324,7 +324,7 @@ class WebhookPushSender:
         """Deliver one event to every target now, in the calling task, and return when each
         delivery has its outcome (delivered, or given up after the retries).
 
-        For a durable queue in front of the sender (``a2a_redis`` acknowledges a queued
+        For a durable queue in front of the sender (``a2aserve_redis`` acknowledges a queued
         event only after this returns, so a replica that dies mid-delivery leaves the event
         to another one). Same bodies, headers, guard, retries and counters as
         :meth:`deliver`; no queue bound and no ordering lane: the caller orders its calls.

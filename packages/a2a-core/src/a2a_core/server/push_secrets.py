@@ -9,7 +9,7 @@ The spec (§13.2) asks that they be treated as secrets and stored securely, so:
   and an omitted field cannot be mistaken for a secret and sent back the way a marker such as
   ``"********"`` could (AIP-203 calls such fields ``INPUT_ONLY``);
 - a store given a `PushSecretCipher` keeps both encrypted (Fernet: AES-128-CBC with an
-  HMAC-SHA256, from the ``cryptography`` package, the ``a2a-core[crypto]`` extra), so a dump of
+  HMAC-SHA256, from the ``cryptography`` package, the ``a2aserve-core[crypto]`` extra), so a dump of
   the store's memory or of Redis shows no secret. Only the delivery path decrypts them.
 
 Rotation is `MultiFernet`'s: the first key encrypts, every key decrypts. Put a new key first,
@@ -68,7 +68,7 @@ class PushSecretCipher:
     ``keys``: Fernet keys (url-safe base64 of 32 bytes, as `generate_key` makes them), newest
     first. The first encrypts; all of them decrypt, so a key can be rotated without losing
     the configs stored under the one before. Empty secrets stay empty (nothing to hide).
-    Needs the ``cryptography`` package (``pip install "a2a-core[crypto]"``).
+    Needs the ``cryptography`` package (``pip install "a2aserve-core[crypto]"``).
     """
 
     def __init__(self, keys: Sequence[str | bytes]) -> None:
@@ -183,7 +183,7 @@ def _fernet() -> tuple[type[Fernet], type[MultiFernet]]:
     try:
         from cryptography.fernet import Fernet, MultiFernet
     except ImportError:
-        install = 'pip install "a2a-core[crypto]"'
+        install = 'pip install "a2aserve-core[crypto]"'
         raise ImportError(
             f"encrypting push secrets needs the cryptography package: {install}"
         ) from None

@@ -134,7 +134,7 @@ class TaskStore(Protocol):
 
 
 class LoggedTaskStore(TaskStore, Protocol):
-    """A task store that also keeps the event log (optional; ``a2a_redis`` is one).
+    """A task store that also keeps the event log (optional; ``a2aserve_redis`` is one).
 
     When a server's store has an ``event_log`` attribute that *is* the server's event log,
     the task writer calls these instead of ``append`` then ``save``: each event is appended

@@ -1,4 +1,4 @@
-"""Alembic's environment for a2a-sql: always run by `a2a_sql.migrate` on a connection it
+"""Alembic's environment for a2aserve-sql: always run by `a2a_sql.migrate` on a connection it
 gives (``config.attributes["connection"]``), with the table prefix it gives."""
 
 from __future__ import annotations

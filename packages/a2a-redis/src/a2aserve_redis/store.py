@@ -33,7 +33,7 @@ travel as one msgpack array (``cmsgpack.unpack`` in Lua): cheaper to send than a
 
 The store also records which replica runs a task: a write of a running state (submitted,
 working) by a store that has a ``replica_id`` makes that replica the task's owner, in the
-same script; see :mod:`a2a_redis.backend` for the leases built on it.
+same script; see :mod:`a2aserve_redis.backend` for the leases built on it.
 """
 
 from __future__ import annotations
@@ -218,13 +218,13 @@ class RedisTaskStore(TaskStore):
     :param prefix: key prefix, one per deployment (or tenant group) sharing a Redis.
     :param ttl: seconds a terminal task is kept after it finished (``None``: forever).
     :param write_retry: seconds a create or save keeps retrying while Redis is unreachable
-        (a restart) before it gives up with :class:`~a2a_redis.StoreUnavailableError`.
+        (a restart) before it gives up with :class:`~a2aserve_redis.StoreUnavailableError`.
     :param replica_id: the replica this store writes for; its writes of running states
         make it the task's owner (empty: no ownership, no leases).
     :param token_secret: signs page tokens; by default a random key kept in Redis, the same
         for every replica.
 
-    Reads (get, list) fail fast with :class:`~a2a_redis.StoreUnavailableError` when Redis
+    Reads (get, list) fail fast with :class:`~a2aserve_redis.StoreUnavailableError` when Redis
     is unreachable, so a client gets a clear error instead of a hung request.
     """
 
@@ -249,7 +249,7 @@ class RedisTaskStore(TaskStore):
         #: The Redis event log this store appends to, when it is the server's log too (see
         #: :meth:`attach_log`): the task writer then appends and saves in one script.
         self.event_log: RedisEventLog | None = None
-        #: Set by :class:`~a2a_redis.RedisBackend`: every save returns the task's webhook
+        #: Set by :class:`~a2aserve_redis.RedisBackend`: every save returns the task's webhook
         #: configs, read in the same script, into this dict (the push-config store's
         #: ``hints``), where the push lookup that follows every event finds them instead of
         #: asking Redis again.

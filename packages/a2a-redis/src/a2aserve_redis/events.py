@@ -8,8 +8,8 @@ msgpack) and ``k`` (the writer's token, so that a retried append is not added tw
 
 Closing a log appends a marker entry ``end`` (it takes a seq, which no event uses), sets the
 log's expiry (``retention``) and publishes the task id on ``P closed`` (the backend's
-cancel listener hears it: see :mod:`a2a_redis.backend`); with the backend, the store's
-terminal write does all that in its own script (see :mod:`a2a_redis.store`), where events
+cancel listener hears it: see :mod:`a2aserve_redis.backend`); with the backend, the store's
+terminal write does all that in its own script (see :mod:`a2aserve_redis.store`), where events
 are appended too. Appends to a closed log are
 refused; readers stop at the marker. ``maxlen`` trims long logs (approximately, as
 ``XADD MAXLEN ~`` does), so replay from before the trimmed part starts at the oldest kept.

@@ -46,7 +46,7 @@ __all__ = [
     "unavailable",
 ]
 
-logger: Final = logging.getLogger("a2a_redis")
+logger: Final = logging.getLogger("a2aserve_redis")
 
 #: What Redis being unreachable (down, restarting, loading its data) looks like to the client.
 REDIS_DOWN: Final = (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError)

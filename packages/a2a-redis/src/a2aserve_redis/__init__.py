@@ -1,6 +1,6 @@
-"""Scale an a2a-core server out on Redis: several replicas behind a load balancer, one server.
+"""Scale an a2aserve-core server out on Redis: several replicas behind a load balancer, one server.
 
-    from a2a_redis import RedisBackend
+    from a2aserve_redis import RedisBackend
 
     backend = RedisBackend("redis://127.0.0.1:6379/0", prefix="my-agent:")
     server = A2AServer(agent, card=card, backend=backend)
@@ -19,7 +19,7 @@ from .events import RedisEventLog
 from .push import PushWorker, RedisPushConfigStore, RedisPushQueue
 from .store import RedisTaskStore
 
-__version__: str = _version("a2a-redis")
+__version__: str = _version("a2aserve-redis")
 
 __all__ = [
     "__version__",

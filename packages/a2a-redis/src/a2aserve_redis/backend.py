@@ -1,13 +1,13 @@
 """The Redis backend of a replicated A2A server: :class:`RedisBackend`.
 
-It builds the four backends (:class:`~a2a_redis.RedisTaskStore`,
-:class:`~a2a_redis.RedisEventLog`, :class:`~a2a_redis.RedisPushConfigStore`,
-:class:`~a2a_redis.RedisPushQueue`) on one Redis client, and a server *service* (see
+It builds the four backends (:class:`~a2aserve_redis.RedisTaskStore`,
+:class:`~a2aserve_redis.RedisEventLog`, :class:`~a2aserve_redis.RedisPushConfigStore`,
+:class:`~a2aserve_redis.RedisPushQueue`) on one Redis client, and a server *service* (see
 :data:`a2a_core.server.Service`) that runs, for as long as the server runs, what makes the
 replicas one server:
 
 - the **stream notifier** of the event log (followers block on Redis, not in a loop);
-- the **push worker**: this replica's consumer in the push group (:mod:`a2a_redis.push`);
+- the **push worker**: this replica's consumer in the push group (:mod:`a2aserve_redis.push`);
 - **cancel across replicas**: closing a task's log publishes the task id on ``P closed``;
   every replica listens, and the one whose agent still runs that task (its own copy of
   the task is not terminal: someone else finished it, e.g. CancelTask on another replica)
@@ -128,7 +128,7 @@ class RedisBackend:
     :param replica_id: this replica's name (a random one by default; it must be unique).
     :param push_secret_keys: Fernet keys, newest first, to keep the webhooks' tokens and
         credentials encrypted in Redis, in the configs and in the queued jobs (needs
-        ``a2a-core[crypto]``; every replica needs the same keys). To rotate: put a new key
+        ``a2aserve-core[crypto]``; every replica needs the same keys). To rotate: put a new key
         first, run ``await backend.push_config_store.rotate_secrets()`` once every replica
         has it, then drop the old key.
     """
