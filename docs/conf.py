@@ -7,12 +7,17 @@ furo theme. Built with warnings as errors (docs/development.md)::
 
 from __future__ import annotations
 
+import logging
 from importlib.metadata import version as _version
 
 project = "a2a-py"
 author = "The a2a-py authors"
 copyright = "the a2a-py authors, Apache-2.0"
 release = _version("a2aserve-core")
+
+# accessible-pygments (a dependency of furo) configures the root logger at INFO level when
+# it is imported; keep Alembic's chatter (autodoc imports a2a_sql.migrate) out of the build.
+logging.getLogger("alembic").setLevel(logging.WARNING)
 
 extensions = [
     "myst_parser",
