@@ -2,7 +2,7 @@
 API reference from the docstrings (autodoc, napoleon for the ``Parameters:`` sections), the
 furo theme. Built with warnings as errors (docs/development.md)::
 
-    uv run --group docs sphinx-build -W --keep-going -b html docs docs/_build/html
+    uv run --group docs sphinx-build -W --keep-going -j auto -b html docs docs/_build/html
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
-    "sphinx.ext.viewcode",
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
@@ -36,15 +35,19 @@ html_title = f"a2a-py {release}"
 myst_heading_anchors = 4
 myst_enable_extensions = ["colon_fence"]
 
-# autodoc: the names of each module's __all__ (its curated public API), in source order,
-# signatures without the type hints (they are in the signature already), napoleon for the
-# Google-style "Parameters:" sections and plain reST fields (":param x:") elsewhere.
+# autodoc: each automodule of docs/api/ says which members (`:members:` alone: the module's
+# __all__, its curated public API; or a list of names), with or without a docstring, in
+# source order with their bases; type hints stay in the signatures; napoleon reads the
+# Google-style "Parameters:" sections, and the plain reST fields (":param x:") need nothing.
 autodoc_default_options = {
-    "members": True,
     "member-order": "bysource",
+    "undoc-members": True,
     "show-inheritance": True,
 }
 autodoc_typehints = "signature"
+# A type in a signature named like an attribute somewhere (`list`, `bytes`, `type`) has
+# several targets; Sphinx links the first, which is right, and says so for each: not a fault.
+suppress_warnings = ["ref.python"]
 autodoc_preserve_defaults = True
 autoclass_content = "class"
 napoleon_google_docstring = True

@@ -2,7 +2,8 @@
 
 A module is public when no part of its dotted name starts with an underscore; its public
 names are its ``__all__``, or, without one, the classes and functions it defines whose names
-do not start with one. Each must be shown by some ``automodule`` of docs/api/: as a public
+do not start with one. Each must be shown by some ``automodule`` of docs/api/ (in an ``eval-rst`` block: autodoc
+writes reST): as a public
 name of the documented module (the same object), or in its ``:members:`` list. The Alembic
 environment of the SQL package (``a2a_sql.migrations``) is a script Alembic runs, not API.
 """
@@ -18,7 +19,9 @@ from types import ModuleType
 
 from helpers.doc_blocks import ROOT
 
-AUTOMODULE = re.compile(r"```\{automodule\} (?P<module>\S+)\n(?P<options>(?::[^\n]*\n)*)```")
+AUTOMODULE = re.compile(
+    r"```\{eval-rst\}\n\.\. automodule:: (?P<module>\S+)\n(?P<options>(?: +:[^\n]*\n)*)```"
+)
 NOT_API = ("a2a_sql.migrations",)
 
 
@@ -41,8 +44,10 @@ def _documented() -> set[tuple[str, int]]:
     for page in (ROOT / "docs" / "api").glob("*.md"):
         for match in AUTOMODULE.finditer(page.read_text()):
             module = importlib.import_module(match.group("module"))
-            members = re.search(r"^:members: (.+)$", match.group("options"), re.MULTILINE)
-            names = members.group(1).split(", ") if members else list(_public(module))
+            members = re.search(r"^ +:members:(.*)$", match.group("options"), re.MULTILINE)
+            assert members is not None, f"{page.name}: {module.__name__} without :members:"
+            listed = members.group(1).strip()
+            names = listed.split(", ") if listed else list(_public(module))
             shown |= {(name, id(getattr(module, name))) for name in names}
     return shown
 
