@@ -160,7 +160,7 @@ def running_server(
     if baseline is not None:
         env["PYTHONPATH"] = os.pathsep.join(
             str(baseline / "packages" / package / "src")
-            for package in ("a2aserve-core", "a2aserve-starlette", "a2aserve-aiohttp")
+            for package in ("a2a-core", "a2a-starlette", "a2a-aiohttp")  # folders
         )
     process = subprocess.Popen(
         [sys.executable, __file__, "serve", kind, "--port", str(port)],

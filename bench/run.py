@@ -64,11 +64,17 @@ class Server:
 
 
 SERVERS: tuple[Server, ...] = (
-    Server("ours-h11", "a2aserve-starlette", "h11", "ours", "a2aserve-starlette, uvicorn h11+asyncio"),
+    Server(
+        "ours-h11", "a2aserve-starlette", "h11", "ours", "a2aserve-starlette, uvicorn h11+asyncio"
+    ),
     Server("bare-h11", "bare-starlette", "h11", "bare", "bare Starlette, uvicorn h11+asyncio"),
     Server("sdk-h11", "sdk", "h11", "sdk", "a2a-sdk, uvicorn h11+asyncio"),
     Server(
-        "ours-ht", "a2aserve-starlette", "httptools", "ours", "a2aserve-starlette, uvicorn httptools+uvloop"
+        "ours-ht",
+        "a2aserve-starlette",
+        "httptools",
+        "ours",
+        "a2aserve-starlette, uvicorn httptools+uvloop",
     ),
     Server(
         "bare-ht", "bare-starlette", "httptools", "bare", "bare Starlette, uvicorn httptools+uvloop"
@@ -295,8 +301,8 @@ def running_server(
     if server.baseline:
         if baseline is None:
             raise ValueError("a baseline server needs --baseline")
-        paths = [str(baseline / "packages" / p / "src") for p in ("a2aserve-core", "a2aserve-starlette",
-                 "a2aserve-aiohttp")]  # fmt: skip
+        folders = ("a2a-core", "a2a-starlette", "a2a-aiohttp")  # folders under packages/
+        paths = [str(baseline / "packages" / folder / "src") for folder in folders]
         env = {**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join(paths)}
     elif env is not None:
         env = {**os.environ, **env}

@@ -63,7 +63,8 @@ def configure() -> Callable[[], None]:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
     except ImportError:
         raise SystemExit(
-            "--otel needs the OpenTelemetry SDK: pip install 'a2aserve-core[otel]' opentelemetry-sdk"
+            "--otel needs the OpenTelemetry SDK: "
+            "pip install 'a2aserve-core[otel]' opentelemetry-sdk"
         ) from None
 
     resource = Resource.create()  # OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES

@@ -15,7 +15,7 @@ import pytest
 
 PACKAGES = Path(__file__).resolve().parent.parent / "packages"
 #: Packages whose runtime imports must go through the backend seam.
-BACKENDS = ("a2aserve-redis", "a2aserve-sql")
+BACKENDS = ("a2a-redis", "a2a-sql")  # folders under packages/
 SEAMS = ("a2a_core.server", "a2a_core.server.backends")
 
 
@@ -23,7 +23,7 @@ def _sources() -> list[Path]:
     return sorted(
         path
         for path in PACKAGES.glob("*/src/**/*.py")
-        if path.relative_to(PACKAGES).parts[0] != "a2aserve-core"
+        if path.relative_to(PACKAGES).parts[0] != "a2a-core"  # the core's folder
     )
 
 
@@ -46,7 +46,7 @@ def _core_imports(path: Path) -> list[tuple[int, str, str]]:
 
 def test_there_are_packages_to_check() -> None:
     sources = {path.relative_to(PACKAGES).parts[0] for path in _sources()}
-    assert {"a2aserve-starlette", "a2aserve-aiohttp", *BACKENDS} <= sources
+    assert {"a2a-starlette", "a2a-aiohttp", *BACKENDS} <= sources  # folders
 
 
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGES)))
@@ -68,7 +68,7 @@ def test_backends_reach_the_runtime_only_through_the_seam(path: Path) -> None:
             assert module in SEAMS, f"{path.name}:{line} imports {module}, not the seam"
 
 
-SERVER = PACKAGES / "a2aserve-core" / "src" / "a2a_core" / "server"
+SERVER = PACKAGES / "a2a-core" / "src" / "a2a_core" / "server"  # folders
 
 
 def _server_graph() -> dict[str, set[str]]:

@@ -7,6 +7,8 @@ overrides with ``put_base_url``, ``put_metadata`` and ``put_identity``.
 ``health_handler(server)`` answers a readiness probe (200/503).
 """
 
+from importlib.metadata import version as _version
+
 from a2a_aiohttp._app import (
     IDENTITY_KEY,
     a2a_subapp,
@@ -17,7 +19,10 @@ from a2a_aiohttp._app import (
     put_metadata,
 )
 
+__version__: str = _version("a2aserve-aiohttp")
+
 __all__ = [
+    "__version__",
     "IDENTITY_KEY",
     "a2a_subapp",
     "add_routes",

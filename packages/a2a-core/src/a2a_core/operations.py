@@ -108,7 +108,7 @@ class OperationSpec(msgspec.Struct, frozen=True):
     """The v1.0 params struct (the JSON-RPC ``params``; the REST body plus path values)."""
     results: tuple[type[Any], ...]
     """The v1.0 result types a reply may carry (``NoneType`` for an empty result); ``()``
-    for a streaming operation, whose events are ``StreamResponse``s."""
+    for a streaming operation, whose events are ``StreamResponse`` values."""
     streaming: bool = False
     """Whether it answers with an SSE stream rather than one response."""
     gate: Gate | None = None

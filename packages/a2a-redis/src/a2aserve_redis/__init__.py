@@ -11,13 +11,18 @@ listener, the ownership lease and the reaper of dead replicas. See ``docs/scale-
 The Redis client is redis-py's asyncio client, so the server runs on asyncio (not trio).
 """
 
+from importlib.metadata import version as _version
+
 from ._common import StoreUnavailableError
 from .backend import HOST_LOST_TEXT, RedisBackend
 from .events import RedisEventLog
 from .push import PushWorker, RedisPushConfigStore, RedisPushQueue
 from .store import RedisTaskStore
 
+__version__: str = _version("a2aserve-redis")
+
 __all__ = [
+    "__version__",
     "HOST_LOST_TEXT",
     "PushWorker",
     "RedisBackend",

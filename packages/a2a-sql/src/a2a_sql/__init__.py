@@ -12,6 +12,8 @@ serves several replicas (``LISTEN/NOTIFY``, leases, cancel across replicas); SQL
 MySQL/MariaDB one server process per database and prefix. See ``docs/storage.md``.
 """
 
+from importlib.metadata import version as _version
+
 from ._schema import KEY_LENGTH, Tables
 from .backend import HOST_LOST_TEXT, RESTART_TEXT, SqlBackend
 from .events import SqlEventLog
@@ -21,8 +23,11 @@ from .push_queue import PushQueueSettings, SqlPushQueue, SqlPushWorker
 from .replicas import Replicas
 from .store import SqlTaskStore
 
+__version__: str = _version("a2aserve-sql")
+
 __all__ = [
     "HOST_LOST_TEXT",
+    "__version__",
     "KEY_LENGTH",
     "RESTART_TEXT",
     "PushQueueSettings",

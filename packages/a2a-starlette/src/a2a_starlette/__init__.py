@@ -8,6 +8,8 @@ uvicorn with a bounded, clean shutdown (``UvicornServer``); ``health_route(serve
 readiness route (200/503) for the app's routes.
 """
 
+from importlib.metadata import version as _version
+
 from a2a_starlette._app import (
     A2AStarlette,
     health_route,
@@ -17,7 +19,10 @@ from a2a_starlette._app import (
 )
 from a2a_starlette._serve import UvicornServer, serve
 
+__version__: str = _version("a2aserve-starlette")
+
 __all__ = [
+    "__version__",
     "A2AStarlette",
     "UvicornServer",
     "health_route",

@@ -183,7 +183,8 @@ def _fernet() -> tuple[type[Fernet], type[MultiFernet]]:
     try:
         from cryptography.fernet import Fernet, MultiFernet
     except ImportError:
+        install = 'pip install "a2aserve-core[crypto]"'
         raise ImportError(
-            'encrypting push secrets needs the cryptography package: pip install "a2aserve-core[crypto]"'
+            f"encrypting push secrets needs the cryptography package: {install}"
         ) from None
     return Fernet, MultiFernet

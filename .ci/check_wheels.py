@@ -1,0 +1,211 @@
+"""Install the built wheels in DIST into a fresh virtual environment and run the quick starts.
+
+    uv run python .ci/check_wheels.py dist
+
+What a user gets from ``pip install``: a new environment (``uv venv``) with only the wheels
+of DIST and their dependencies from the index (no workspace, no editable install). Then, in
+that environment, from a scratch folder:
+
+- every package imports from the environment, and its ``__version__`` is its metadata's;
+- the README's quick starts, taken from README.md as they are printed there (``agent.py``,
+  ``asgi_app.py``, ``starlette_app.py``, ``fastapi_app.py``, ``aiohttp_app.py``), each served
+  on 127.0.0.1 (uvicorn, or the aiohttp script itself) on a free port: the card is fetched
+  from ``<base_url>/.well-known/agent-card.json`` and a message sent over JSON-RPC to the URL
+  the card publishes gives a completed task whose artifact is the text sent;
+- the SQL package's migrations, which ship as data files, create a schema on SQLite
+  (``python -m a2a_sql upgrade``) that ``check_schema`` accepts.
+
+The uv command is ``$UV`` (default ``uv``). Stops every server it starts; exits 1 on the
+first failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICK_STARTS = ("asgi_app.py", "starlette_app.py", "fastapi_app.py", "aiohttp_app.py")
+BLOCK = re.compile(r"```python\n# (\w+\.py)\n(.*?)```", re.S)
+
+
+def _packages() -> list[dict[str, object]]:
+    found = []
+    for path in sorted((ROOT / "packages").glob("*/pyproject.toml")):
+        data = tomllib.loads(path.read_text())
+        found.append(
+            {
+                "name": data["project"]["name"],
+                "version": data["project"]["version"],
+                "module": data["tool"]["uv"]["build-backend"]["module-name"],
+            }
+        )
+    return found
+
+
+def _wheel(dist: Path, name: str, version: str) -> Path:
+    normalized = re.sub(r"[-_.]+", "_", name).lower()
+    (wheel,) = dist.glob(f"{normalized}-{version}-*.whl")
+    return wheel
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _install(uv: list[str], dist: Path, venv: Path) -> Path:
+    subprocess.run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+    python = venv / "bin" / "python"
+    extras = {"a2a_starlette": "[uvicorn]", "a2a_sql": "[sqlite]", "a2a_core": "[signing,crypto]"}
+    requirements = [
+        f"{p['name']}{extras.get(str(p['module']), '')} @ "
+        f"{_wheel(dist, str(p['name']), str(p['version'])).as_uri()}"
+        for p in _packages()
+    ]
+    # FastAPI for the FastAPI quick start: the user's own dependency, not ours.
+    subprocess.run(
+        [*uv, "pip", "install", "--quiet", "--python", str(python), *requirements, "fastapi"],
+        check=True,
+    )
+    return python
+
+
+def _check_imports(python: Path, venv: Path, scratch: Path) -> None:
+    script = "\n".join(
+        [
+            "import importlib, importlib.metadata, sys",
+            f"venv = {str(venv.resolve())!r}",
+            f"for name, module in {[(p['name'], p['module']) for p in _packages()]!r}:",
+            "    imported = importlib.import_module(module)",
+            "    assert imported.__file__.startswith(venv), (module, imported.__file__)",
+            "    assert imported.__version__ == importlib.metadata.version(name), module",
+            "    print(f'{name} {imported.__version__}: import {module} from the environment')",
+        ]
+    )
+    subprocess.run([str(python), "-c", script], cwd=scratch, check=True, env=_env())
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _serve_and_talk(python: Path, scratch: Path, app: str) -> None:
+    """Serve one quick start and talk to it; a port taken before the server bound is retried."""
+    for attempt in range(3):
+        port = _free_port()
+        for name, code in BLOCK.findall((ROOT / "README.md").read_text()):
+            (scratch / name).write_text(code.replace("8000", str(port)))
+        if app == "aiohttp_app.py":
+            command = [str(python), app]
+        else:
+            module = app.removesuffix(".py")
+            command = [str(python), "-m", "uvicorn", f"{module}:app", "--host", "127.0.0.1",
+                       "--port", str(port), "--log-level", "warning"]  # fmt: skip
+        base = f"http://127.0.0.1:{port}" + ("" if app == "asgi_app.py" else "/a2a")
+        process = subprocess.Popen(command, cwd=scratch, env=_env())
+        try:
+            card = _wait_for_card(process, base)
+            if card is None:
+                if attempt < 2:
+                    continue
+                raise SystemExit(f"{app}: the server did not serve its card at {base}")
+            _send_message(app, card)
+            return
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_for_card(process: subprocess.Popen[bytes], base: str) -> dict[str, object] | None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            reply = httpx.get(f"{base}/.well-known/agent-card.json", timeout=2)
+        except httpx.TransportError:
+            time.sleep(0.1)
+            continue
+        reply.raise_for_status()
+        card: dict[str, object] = reply.json()
+        return card
+    return None
+
+
+def _send_message(app: str, card: dict[str, object]) -> None:
+    interfaces = card["supportedInterfaces"]
+    assert isinstance(interfaces, list)
+    # The first JSON-RPC interface of protocol version 1.0 (the card lists v0.3's too).
+    url = next(
+        i["url"]
+        for i in interfaces
+        if i["protocolBinding"] == "JSONRPC" and i["protocolVersion"].startswith("1.")
+    )
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendMessage",
+        "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}]}},
+    }
+    reply = httpx.post(url, json=body, headers={"A2A-Version": "1.0"}, timeout=10)
+    reply.raise_for_status()
+    task = reply.json()["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+    assert task["artifacts"][0]["parts"] == [{"text": "hi"}], task
+    print(f"{app}: card {card['name']!r} at {url}, SendMessage -> completed, artifact 'hi'")
+
+
+def _check_migrations(python: Path, scratch: Path) -> None:
+    url = f"sqlite+aiosqlite:///{scratch / 'tasks.db'}"
+    subprocess.run([str(python), "-m", "a2a_sql", "upgrade", url], cwd=scratch, check=True,
+                   env=_env())  # fmt: skip
+    script = (
+        "import asyncio, sys\n"
+        "from sqlalchemy.ext.asyncio import create_async_engine\n"
+        "from a2a_sql import check_schema\n"
+        "async def main():\n"
+        "    engine = create_async_engine(sys.argv[1])\n"
+        "    try:\n"
+        "        await check_schema(engine, 'a2a_', create=False)\n"
+        "    finally:\n"
+        "        await engine.dispose()\n"
+        "asyncio.run(main())\n"
+        "print('a2a_sql: the shipped migrations built a schema check_schema accepts')\n"
+    )
+    subprocess.run([str(python), "-c", script, url], cwd=scratch, check=True, env=_env())
+
+
+def main() -> int:
+    dist = Path(sys.argv[1] if len(sys.argv) > 1 else "dist").resolve()
+    uv = shlex.split(os.environ.get("UV", "uv"))
+    with tempfile.TemporaryDirectory(prefix="a2a-wheels-") as tmp:
+        venv = Path(tmp) / "venv"
+        scratch = Path(tmp) / "scratch"
+        scratch.mkdir()
+        python = _install(uv, dist, venv)
+        _check_imports(python, venv, scratch)
+        for app in QUICK_STARTS:
+            _serve_and_talk(python, scratch, app)
+        _check_migrations(python, scratch)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
