@@ -47,7 +47,7 @@ from a2a_core.types import (
     TaskStatusUpdateEvent,
 )
 from a2a_sql import PushQueueSettings, SqlBackend, upgrade
-from a2a_sql.push_queue import db_now_us
+from a2a_sql._common import db_now_us
 from helpers.a2a_client import Client, make_card, user_message
 
 pytestmark = pytest.mark.anyio
@@ -481,7 +481,7 @@ async def test_a_job_claimed_by_a_dead_process_is_delivered_once_its_claim_ran_o
 ) -> None:
     backend = await make_backend(db_url, prefix, push_queue=settings(), fail_unfinished=False)
     jobs = backend.tables.push_jobs
-    now = db_now_us(backend.engine.dialect)
+    now = db_now_us()
     async with Hook().running() as hook:
         # A v0.3 webhook's job, claimed for 2 s by a process that died at once.
         task = await _logged_task(backend, "legacy")

@@ -63,11 +63,11 @@ from a2a_core.server.backends import (
 )
 from a2a_core.types import StreamResponse, Task
 
-from ._common import now_us
+from ._common import db_now_us, now_us
 from ._schema import Tables
 from .push import SqlPushConfigStore
 
-__all__ = ["PushQueueSettings", "SqlPushQueue", "SqlPushWorker", "db_now_us"]
+__all__ = ["PushQueueSettings", "SqlPushQueue", "SqlPushWorker"]
 
 logger = logging.getLogger("a2a_sql.push")
 
@@ -112,18 +112,6 @@ class PushQueueSettings:
         timeout = float(self.webhook.get("timeout", 10.0))
         if self.claim_timeout < timeout + 2 * _CLAIM_MARGIN:
             raise ValueError("claim_timeout must exceed the webhook timeout by 2 s at least")
-
-
-def db_now_us(dialect: sa.Dialect) -> sa.ColumnElement[int]:
-    """The database's clock in microseconds since the epoch: claims and due times are
-    compared on it, so the processes sharing a database need not agree on the time."""
-    if dialect.name == "postgresql":
-        sql = "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"
-    elif dialect.name in ("mysql", "mariadb"):
-        sql = "CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)"
-    else:
-        sql = "CAST((julianday('now') - 2440587.5) * 86400000000.0 AS INTEGER)"
-    return sa.literal_column(sql, sa.BigInteger())
 
 
 def _check_skip_locked(dialect: sa.Dialect) -> None:
@@ -414,7 +402,7 @@ class SqlPushWorker:
         """Take up to ``limit`` due jobs, each the first of its lane, in one transaction."""
         queue = self.queue
         engine, jobs = queue.engine, queue.tables.push_jobs
-        now = db_now_us(engine.dialect)
+        now = db_now_us()
         earlier = jobs.alias("earlier")
         j = jobs.c
         query = (
@@ -510,7 +498,7 @@ class SqlPushWorker:
         if outcome.retry_in is None:
             statement: sa.Executable = sa.delete(jobs).where(*mine)
         else:
-            due = db_now_us(queue.engine.dialect) + int(outcome.retry_in * 1_000_000)
+            due = db_now_us() + int(outcome.retry_in * 1_000_000)
             statement = (
                 sa.update(jobs)
                 .where(*mine)
