@@ -4,9 +4,12 @@ left running are failed by the restart rule."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
+from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -65,5 +68,83 @@ async def test_tasks_and_events_survive_kill_9(db_url: str, prefix: str, tmp_pat
                 assert listed["totalSize"] == 3
             finally:
                 second.stop()
+    finally:
+        first.kill()
+
+
+async def test_kill_9_mid_load_loses_nothing_a_client_was_told(
+    db_url: str, prefix: str, tmp_path: Path
+) -> None:
+    """Clients send and stream against one process until it is killed mid-load: after a
+    start again, every task a client was answered with is stored as it was told, and
+    every event a client received is replayed with the same id and content."""
+    await upgrade(db_url, prefix)
+    log = tmp_path / "server.log"
+    first = Server(db_url, prefix, log)
+    answered: dict[str, dict[str, Any]] = {}  # task id -> the task a SendMessage returned
+    received: dict[str, dict[str, Any]] = {}  # "task id/event id" -> the event streamed
+    streams: set[str] = set()
+
+    async def sender(client: httpx.AsyncClient, n: int) -> None:
+        for i in itertools.count():
+            try:
+                sent = await result(client, first.url, "SendMessage", send_params(f"echo {n}-{i}"))
+            except (httpx.HTTPError, AssertionError):
+                return  # the process is gone
+            answered[sent["task"]["id"]] = sent["task"]
+
+    async def streamer(client: httpx.AsyncClient) -> None:
+        while True:
+            try:
+                async with Sse(
+                    client, first.url, "SendStreamingMessage", send_params("stream 5 0.02")
+                ) as s:
+                    while (frame := await s.next()) is not None:
+                        event_id, data = frame
+                        task = data["result"].get("task") or {}
+                        update = data["result"].get("statusUpdate") or data["result"].get(
+                            "artifactUpdate", {}
+                        )
+                        task_id = task.get("id") or update.get("taskId")
+                        if event_id is not None and task_id:
+                            streams.add(task_id)
+                            received[f"{task_id}/{event_id}"] = data["result"]
+            except (httpx.HTTPError, KeyError, ValueError):
+                return
+
+    try:
+        async with httpx.AsyncClient(timeout=20) as client, anyio.create_task_group() as group:
+            for n in range(3):
+                group.start_soon(sender, client, n)
+                group.start_soon(streamer, client)
+            await anyio.sleep(2.0)
+            first.kill()  # mid-load: requests and streams in flight
+        assert answered and received, "the load never got going"
+        second = Server(db_url, prefix, log)
+        try:
+            async with httpx.AsyncClient(timeout=20) as client:
+                for task_id, told in answered.items():
+                    stored = await result(client, second.url, "GetTask", {"id": task_id})
+                    assert stored["status"] == told["status"]
+                    assert stored["artifacts"] == told["artifacts"]
+                replayed: dict[str, dict[str, Any]] = {}
+                for task_id in streams:
+                    headers = {"Last-Event-ID": "0"}
+                    async with Sse(
+                        client, second.url, "SubscribeToTask", {"id": task_id}, headers
+                    ) as again:
+                        for event_id, data in await again.rest():
+                            if event_id is not None:
+                                replayed[f"{task_id}/{event_id}"] = data["result"]
+                missing = [key for key in received if replayed.get(key) != received[key]]
+                assert not missing, missing[:5]
+            print(
+                f"\nkill -9 mid-load ({db_url.split(':')[0]}): before, clients were told "
+                f"{len(answered)} answered tasks and {len(received)} streamed events "
+                f"({len(streams)} streams); after the restart, {len(answered)} tasks found "
+                f"as told and {len(received) - len(missing)} events replayed with their ids"
+            )
+        finally:
+            second.stop()
     finally:
         first.kill()
