@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server.observe import NoOpObserver
 from a2a_sql import KEY_LENGTH, SqlBackend
 from helpers.a2a_client import Client, make_card, user_message
 
@@ -25,9 +26,13 @@ async def agent(ctx: TaskContext) -> Any:
     return ctx.text
 
 
-@pytest.fixture
-async def client(backend: SqlBackend) -> AsyncIterator[Client]:
-    async with A2AServer(agent, card=make_card(push=True), backend=backend) as server:
+@pytest.fixture(params=["plain", "observed"])
+async def client(backend: SqlBackend, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    """The server as is, and with an observer (whose timed store wrapper must keep the
+    store's check: a protocol check on Python 3.12+ does not see forwarded methods)."""
+    observer = NoOpObserver() if request.param == "observed" else None
+    server = A2AServer(agent, card=make_card(push=True), backend=backend, observer=observer)
+    async with server:
         yield Client(server)
 
 

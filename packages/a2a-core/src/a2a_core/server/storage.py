@@ -61,6 +61,10 @@ class Storage:
         #: Told of every task change and, for a networked backend, how long each operation
         #: took (see :mod:`~a2a_core.server.observe`); ``None``: nobody is.
         self.observer = observer
+        # What the store can do is read off the store itself: a timed wrapper forwards the
+        # optional methods, but isinstance() on a protocol does not see forwarded ones on
+        # Python 3.12+ (it looks attributes up statically).
+        plain = store
         if observer is not None:
             store, events = timed(store, events, observer)
         self.store = store
@@ -77,7 +81,7 @@ class Storage:
         if isinstance(store, ImmediateTaskStore) and isinstance(events, ImmediateEventLog):
             self._immediate = (store, events)
         #: What the store cannot hold, when it says (see ``CheckedTaskStore``).
-        self.check_message = store.check_message if isinstance(store, CheckedTaskStore) else None
+        self.check_message = plain.check_message if isinstance(plain, CheckedTaskStore) else None
         #: The store, when it keeps this event log itself: events are then appended and
         #: tasks written in one step (see :class:`~a2a_core.server.store.LoggedTaskStore`).
         self.logged_store: LoggedTaskStore | None = None
@@ -88,8 +92,8 @@ class Storage:
         self._sender_logged = False
         #: The logged store, when it also creates a task with several events at once.
         self.batch_store: BatchLoggedTaskStore | None = None
-        if isinstance(self.logged_store, BatchLoggedTaskStore):
-            self.batch_store = self.logged_store
+        if self.logged_store is not None and isinstance(plain, BatchLoggedTaskStore):
+            self.batch_store = cast(BatchLoggedTaskStore, self.logged_store)
 
     def immediate(self, task_id: str) -> tuple[ImmediateTaskStore, ImmediateEventLog] | None:
         """The store and log, when a change of this task can be recorded without waiting:
