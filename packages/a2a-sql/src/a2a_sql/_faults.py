@@ -22,6 +22,7 @@ not outages and pass unchanged.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
 
 import sqlalchemy as sa
@@ -63,8 +64,33 @@ def _sqlite_unavailable(exc: BaseException) -> bool:
     return any(symptom in text for symptom in _SQLITE_DOWN)
 
 
+def _is_outage(exc: BaseException) -> bool:
+    original = getattr(exc, "orig", None) or exc  # a DB-API error wrapped by SQLAlchemy
+    return isinstance(original, _NETWORK) or _server_going_away(original)
+
+
+class _QuietResets(logging.Filter):
+    """Drops the pool's traceback for a connection it could not roll back because the
+    database had already gone: that outage is logged once, by `OutageLog`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (
+            error is not None
+            and record.msg == "Exception during reset or similar"
+            and _is_outage(error)
+        )
+
+
+_QUIET_RESETS: Final = _QuietResets()
+
+
 def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
     """Translate the engine's connection failures (see the module docstring)."""
+    pool_logger: Any = engine.sync_engine.pool.logger
+    target: logging.Logger = getattr(pool_logger, "logger", pool_logger)  # echo wraps it
+    if _QUIET_RESETS not in target.filters:
+        target.addFilter(_QUIET_RESETS)
 
     def on_error(ctx: ExceptionContext) -> None:
         original = ctx.original_exception
