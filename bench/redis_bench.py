@@ -30,8 +30,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +39,8 @@ import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from harness import ServerProcess, free_port, pinned
 
 HERE = Path(__file__).resolve()
 V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
@@ -117,69 +117,24 @@ def serve(args: argparse.Namespace) -> None:
 # --- harness -----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def pinned(core: int) -> list[str]:
-    if (os.cpu_count() or 1) >= 2 and shutil.which("taskset"):
-        return ["taskset", "-c", str(core)]
-    return []
-
-
-class Server:
+class Server(ServerProcess):
     def __init__(
         self, adapter: str, redis: str | None, prefix: str, *, lease_ttl: float = 10.0
     ) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        port = free_port()
         command = [
             *pinned(0),
             sys.executable,
             str(HERE),
             "serve",
             "--adapter", adapter,
-            "--port", str(self.port),
+            "--port", str(port),
             "--prefix", prefix,
             "--lease-ttl", str(lease_ttl),
         ]  # fmt: skip
         if redis:
             command += ["--redis", redis]
-        handle, self.log = tempfile.mkstemp(prefix="redis-bench-", suffix=".log")
-        with os.fdopen(handle, "wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        self._wait_ready()
-
-    def _wait_ready(self) -> None:
-        import httpx
-
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            try:
-                if httpx.get(self.url + "/.well-known/agent-card.json").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        raise SystemExit(f"server did not start:\n{Path(self.log).read_text()}")
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        os.unlink(self.log)
+        super().__init__(command, port, log_prefix="redis-bench-", name="server")
 
 
 def send_body(text: str, *, immediately: bool = False) -> bytes:

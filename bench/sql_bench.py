@@ -29,16 +29,14 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Any
+
+from harness import ServerProcess, admin, free_port, pinned
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -82,61 +80,20 @@ def serve(args: argparse.Namespace) -> None:
 # --- harness -----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+class Server(ServerProcess):
+    """One server process, ready when its card answers; stopped with SIGINT."""
 
-
-def pinned(core: int) -> list[str]:
-    if (os.cpu_count() or 1) >= 2 and shutil.which("taskset"):
-        return ["taskset", "-c", str(core)]
-    return []
-
-
-class Server:
-    """One server process, ready when its card answers."""
+    stop_signal = signal.SIGINT
+    stop_timeout = 15.0
 
     def __init__(self, kind: str, url: str, stack: str) -> None:
         self.kind = kind
-        self.port = free_port()
+        port = free_port()
         command = [
             *pinned(0), sys.executable, str(Path(__file__).resolve()), "serve", kind,
-            "--port", str(self.port), "--url", url, "--stack", stack,
+            "--port", str(port), "--url", url, "--stack", stack,
         ]  # fmt: skip
-        handle, self.log = tempfile.mkstemp(prefix="sql-bench-", suffix=".log")
-        with os.fdopen(handle, "wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        self._wait_ready()
-
-    def _wait_ready(self) -> None:
-        import httpx
-
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                card = httpx.get(f"http://127.0.0.1:{self.port}/.well-known/agent-card.json")
-                if card.status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        self.stop()
-        raise SystemExit(f"{self.kind} did not start:\n{Path(self.log).read_text()}")
-
-    def output(self) -> str:
-        return Path(self.log).read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        if os.path.exists(self.log):
-            os.unlink(self.log)
+        super().__init__(command, port, log_prefix="sql-bench-", name=kind)
 
 
 def send_request() -> dict[str, Any]:
@@ -178,19 +135,6 @@ def load(port: int, seconds: float, connections: int) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     result["rps"] = result["requests"] / result["seconds"] if result["seconds"] else 0.0
     return result
-
-
-async def admin(url: str, statement: str) -> Any:
-    from sqlalchemy import text
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            result = await conn.execute(text(statement))
-            return result.scalar() if result.returns_rows else None
-    finally:
-        await engine.dispose()
 
 
 def loadavg() -> float:

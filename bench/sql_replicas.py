@@ -28,18 +28,15 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from harness import ServerProcess, admin, free_port, pinned
 
 HERE = Path(__file__).resolve()
 V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
@@ -113,66 +110,21 @@ def serve(args: argparse.Namespace) -> None:
 # --- harness -----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 PIN = False  # --pin
 
 
-def pinned(core: int) -> list[str]:
-    if PIN and (os.cpu_count() or 1) >= 2 and shutil.which("taskset"):
-        return ["taskset", "-c", str(core)]
-    return []
-
-
-class Server:
+class Server(ServerProcess):
     def __init__(
         self, adapter: str, url: str, prefix: str, *, lease_ttl: float, no_pre_ping: bool = False
     ) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        port = free_port()
         command = [
-            *pinned(0), sys.executable, str(HERE), "serve",
-            "--adapter", adapter, "--port", str(self.port), "--url", url,
-            "--prefix", prefix, "--replica-id", f"{adapter}-{self.port}",
+            *(pinned(0) if PIN else []), sys.executable, str(HERE), "serve",
+            "--adapter", adapter, "--port", str(port), "--url", url,
+            "--prefix", prefix, "--replica-id", f"{adapter}-{port}",
             "--lease-ttl", str(lease_ttl), *(["--no-pre-ping"] if no_pre_ping else []),
         ]  # fmt: skip
-        handle, self.log = tempfile.mkstemp(prefix="sql-replicas-", suffix=".log")
-        with os.fdopen(handle, "wb") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        self._wait_ready()
-
-    def _wait_ready(self) -> None:
-        import httpx
-
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                if httpx.get(self.url + "/.well-known/agent-card.json").status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.05)
-        self.kill()
-        raise SystemExit(f"server did not start:\n{Path(self.log).read_text()}")
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        if os.path.exists(self.log):
-            os.unlink(self.log)
+        super().__init__(command, port, log_prefix="sql-replicas-", name="server")
 
 
 def send_body(text: str) -> bytes:
@@ -263,18 +215,6 @@ def describe(samples: list[float]) -> dict[str, float]:
         "max": ordered[-1],
         "mean": statistics.fmean(ordered),
     }
-
-
-async def admin(url: str, statement: str) -> None:
-    import sqlalchemy as sa
-    from sqlalchemy.ext.asyncio import create_async_engine
-
-    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(sa.text(statement))
-    finally:
-        await engine.dispose()
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -14,10 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -30,16 +27,10 @@ from aiohttp import web
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from helpers.processes import ServerProcess, free_port
+
 HERE = Path(__file__).parent
 V1 = {"A2A-Version": "1.0", "content-type": "application/json"}
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def delete_prefix(url: str, prefix: str) -> int:
@@ -110,7 +101,7 @@ class PrivateRedis:
             self.process.wait(10)
 
 
-class Replica:
+class Replica(ServerProcess):
     """One A2A server process sharing Redis with others (``replica.py``)."""
 
     def __init__(
@@ -124,57 +115,16 @@ class Replica:
         extra: tuple[str, ...] = (),
     ) -> None:
         self.adapter = adapter
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [
-            sys.executable,
-            str(HERE / "replica.py"),
+        super().__init__(
+            HERE / "replica.py",
             "--adapter", adapter,
-            "--port", str(self.port),
             "--redis", redis_url,
             "--prefix", prefix,
             "--lease-ttl", str(lease_ttl),
             *extra,
-        ]  # fmt: skip
-        with log.open("wb") as out:
-            self.process = subprocess.Popen(
-                command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ}
-            )
-
-    def wait_ready(self, timeout: float = 20.0) -> None:
-        """Wait until it serves its card."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                break
-            try:
-                card = httpx.get(self.url + "/.well-known/agent-card.json", timeout=1)
-                if card.status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"replica {self.url} did not start:\n{self.log.read_text()}")
-
-    def kill(self) -> None:
-        """``kill -9``: no shutdown, no lease release, nothing."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        """Stop it cleanly (SIGTERM), or kill it if it does not stop."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def output(self) -> str:
-        """What it logged."""
-        return self.log.read_text(errors="replace")
+            log=log,
+        )  # fmt: skip
+        self.name = f"replica {self.url}"
 
 
 def rpc_body(method: str, params: Any, id: Any = 1) -> bytes:

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from redis_harness import delete_prefix, free_port, result, send_params
+from redis_harness import delete_prefix, result, send_params
+
+from helpers.processes import free_port
 
 pytestmark = pytest.mark.anyio
 

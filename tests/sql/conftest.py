@@ -9,7 +9,6 @@ each test its own table prefix in it.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import uuid
@@ -17,12 +16,11 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import create_async_engine
 
 sys.path.insert(0, str(Path(__file__).parent))  # sql_server.py beside this file
 
 from a2a_sql import SqlBackend, upgrade
+from helpers.databases import own_database
 
 ENVS = {"postgresql": "A2A_TEST_POSTGRES_URL", "mysql": "A2A_TEST_MYSQL_URL"}
 EXAMPLES = {
@@ -36,15 +34,6 @@ KINDS = ("sqlite", "postgresql", "mysql")
 def anyio_backend() -> str:
     """SQLAlchemy's asyncio extension runs on asyncio only."""
     return "asyncio"
-
-
-async def _admin(url: str, statement: str) -> None:
-    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(sa.text(statement))
-    finally:
-        await engine.dispose()
 
 
 @pytest.fixture(scope="session", params=KINDS)
@@ -62,13 +51,8 @@ def db_url(
             f"{kind} tests need a server: set {ENVS[kind]}={EXAMPLES[kind]} (each run makes "
             "its own database there and drops it)"
         )
-    name = f"a2a_test_{uuid.uuid4().hex[:10]}"
-    asyncio.run(_admin(server, f"CREATE DATABASE {name}"))
-    try:
-        yield str(sa.make_url(server).set(database=name))
-    finally:
-        drop = f"DROP DATABASE {name}" + (" WITH (FORCE)" if kind == "postgresql" else "")
-        asyncio.run(_admin(server, drop))
+    with own_database(server) as url:
+        yield url
 
 
 @pytest.fixture

@@ -18,21 +18,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import signal
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
-import httpx
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, for the helpers when run as a script
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill, Message
 from a2a_sql import SqlBackend
+from helpers.processes import ServerProcess
 
 
 async def agent(ctx: TaskContext) -> AsyncIterator[str | Message]:
@@ -61,52 +59,12 @@ async def agent(ctx: TaskContext) -> AsyncIterator[str | Message]:
             raise
 
 
-class Server:
-    """One ``sql_server.py`` process."""
+class Server(ServerProcess):
+    """One ``sql_server.py`` process, started and ready (its card answers)."""
 
     def __init__(self, url: str, prefix: str, log: Path, *extra: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [
-            sys.executable, __file__,
-            "--port", str(self.port), "--url", url, "--prefix", prefix, *extra,
-        ]  # fmt: skip
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                if httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"the server did not start:\n{log.read_text()}")
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-
-    def output(self) -> str:
-        """What the server logged so far."""
-        return self.log.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        super().__init__(__file__, "--url", url, "--prefix", prefix, *extra, log=log)
+        self.wait_ready()
 
 
 def main() -> None:

@@ -9,10 +9,7 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,7 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "redis"))  # the HTTP helpers
 
-from redis_harness import Sse, free_port
+from redis_harness import Sse
 from redis_harness import result as http_result
 from redis_harness import send_params as http_send_params
 
@@ -49,6 +46,7 @@ from a2a_core.types import (
 from a2a_sql import PushQueueSettings, SqlBackend, upgrade
 from a2a_sql._common import db_now_us
 from helpers.a2a_client import Client, make_card, user_message
+from helpers.processes import ServerProcess, free_port
 
 pytestmark = pytest.mark.anyio
 HERE = Path(__file__).parent
@@ -228,40 +226,12 @@ async def test_a_failing_webhook_gets_the_event_once_it_recovers_and_a_dead_one_
     await backend.engine.dispose()
 
 
-class PushServer:
-    """One ``push_server.py`` process."""
+class PushServer(ServerProcess):
+    """One ``push_server.py`` process, started and ready (its card answers)."""
 
     def __init__(self, url: str, prefix: str, log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        command = [
-            sys.executable, str(HERE / "push_server.py"),
-            "--port", str(self.port), "--url", url, "--prefix", prefix,
-        ]  # fmt: skip
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                if httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"the server did not start:\n{log.read_text()}")
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        super().__init__(HERE / "push_server.py", "--url", url, "--prefix", prefix, log=log)
+        self.wait_ready()
 
 
 async def test_a_job_pending_at_kill_9_is_delivered_after_the_restart(

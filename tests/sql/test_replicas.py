@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
-import subprocess
 import sys
 import time
 import uuid
@@ -32,10 +30,12 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "redis"))  # the HTTP helpers
 
-from redis_harness import Receiver, Sse, free_port, result, rpc, send_params, state_of
+from redis_harness import Receiver, Sse, result, rpc, send_params, state_of
 
 from a2a_core.server.app import SHUTDOWN_TEXT
 from a2a_sql import HOST_LOST_TEXT, upgrade
+from helpers.databases import own_database
+from helpers.processes import ServerProcess
 
 pytestmark = pytest.mark.anyio
 HERE = Path(__file__).parent
@@ -43,15 +43,6 @@ COMPLETED = "TASK_STATE_COMPLETED"
 #: A wake-up by ``NOTIFY`` takes milliseconds; the replicas' keep-alive (the follow's idle
 #: timeout, which would also bring the events) is 30 s: any event later than this failed.
 PROMPT = 2.0
-
-
-async def _admin(url: str, statement: str) -> None:
-    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as conn:
-            await conn.execute(sa.text(statement))
-    finally:
-        await engine.dispose()
 
 
 @pytest.fixture(scope="module")
@@ -63,12 +54,8 @@ def pg_url() -> Iterator[str]:
             "multi-replica tests need PostgreSQL: set A2A_TEST_POSTGRES_URL="
             "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
         )
-    name = f"a2a_test_{uuid.uuid4().hex[:10]}"
-    asyncio.run(_admin(server, f"CREATE DATABASE {name}"))
-    try:
-        yield str(sa.make_url(server).set(database=name))
-    finally:
-        asyncio.run(_admin(server, f"DROP DATABASE {name} WITH (FORCE)"))
+    with own_database(server) as url:
+        yield url
 
 
 async def sql(url: str, statement: str, **params: Any) -> list[Any]:
@@ -82,7 +69,7 @@ async def sql(url: str, statement: str, **params: Any) -> list[Any]:
         await engine.dispose()
 
 
-class Replica:
+class Replica(ServerProcess):
     """One ``sql_server.py`` process on PostgreSQL with a replica id of its own."""
 
     def __init__(
@@ -90,44 +77,14 @@ class Replica:
     ) -> None:
         self.adapter = adapter
         self.replica_id = f"{adapter}-{uuid.uuid4().hex[:6]}"
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        command = [
-            sys.executable, str(HERE / "sql_server.py"),
-            "--port", str(self.port), "--url", url, "--prefix", prefix,
+        super().__init__(
+            HERE / "sql_server.py",
+            "--url", url, "--prefix", prefix,
             "--adapter", adapter, "--replica-id", self.replica_id,
             "--lease-ttl", str(lease_ttl), "--keep-alive", "30",
-        ]  # fmt: skip
-        with log.open("ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-
-    def wait_ready(self, timeout: float = 20.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                if httpx.get(self.url + "/.well-known/agent-card.json", timeout=1).is_success:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise AssertionError(f"replica {self.url} did not start:\n{self.output()}")
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
+            log=log,
+        )  # fmt: skip
+        self.name = f"replica {self.url}"
 
 
 def started(*replicas: Replica) -> None:
