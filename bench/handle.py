@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop")
     parser.add_argument(
         "--observer",
-        choices=("none", "noop", "otel", "otel-sampled"),
+        choices=("none", "noop", "otel", "otel-sampled", "otel-floor"),
         default="none",
         help="observe the server: not at all, with a no-op observer, or with OpenTelemetry",
     )

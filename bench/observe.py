@@ -15,6 +15,9 @@ gets busier affects them alike:
 - ``otel``: `OpenTelemetryObserver` on the SDK, a ``BatchSpanProcessor`` exporting to
   nowhere and a ``MeterProvider`` with a periodic reader (the target: at most 15 % below
   ``none``);
+- ``otel-floor``: the same SDK set-up under the least an instrumentation could ask of it
+  (two bare spans per blocking call and one duration measurement: ``bench/servers.py``,
+  ``_floor_observer``), to tell the SDK's own cost from the observer's;
 - ``otel-sampled``: the same with ``ParentBased(TraceIdRatioBased(0.1))``: one trace in ten
   recorded (metrics: all), as a busy deployment samples.
 
@@ -39,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 import run as bench_run
 
-MODES = ("before", "none", "noop", "otel", "otel-sampled")
+MODES = ("before", "none", "noop", "otel-floor", "otel", "otel-sampled")
 SCENARIOS = {s.key: s for s in bench_run.SCENARIOS}
 TICKS = os.sysconf("SC_CLK_TCK")
 

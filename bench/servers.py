@@ -144,14 +144,15 @@ def bench_observer(mode: str) -> Any:
     with an observer that does nothing), ``otel`` (`OpenTelemetryObserver` on the SDK: a
     ``BatchSpanProcessor`` exporting to nowhere, and a ``MeterProvider`` whose periodic
     reader exports to nowhere: the SDK's full cost, none of an exporter's I/O) or
-    ``otel-sampled`` (the same, recording one trace in ten)."""
+    ``otel-sampled`` (the same, recording one trace in ten); ``otel-floor``: the same SDK
+    set-up under the least instrumentation could do (`_floor_observer`)."""
     if mode == "none":
         return None
     if mode == "noop":
         from a2a_core.server.observe import NoOpObserver
 
         return NoOpObserver()
-    if mode not in ("otel", "otel-sampled"):
+    if mode not in ("otel", "otel-sampled", "otel-floor"):
         raise SystemExit(f"unknown observer mode {mode!r}")
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import (
@@ -186,9 +187,63 @@ def bench_observer(mode: str) -> Any:
     tracer_provider.add_span_processor(BatchSpanProcessor(NoSpans()))
     reader = PeriodicExportingMetricReader(NoMetrics(), export_interval_millis=10_000)
     meter_provider = MeterProvider(metric_readers=[reader])
+    if mode == "otel-floor":
+        return _floor_observer(tracer_provider, meter_provider)
     return OpenTelemetryObserver(
         agent_name="Bench", tracer_provider=tracer_provider, meter_provider=meter_provider
     )
+
+
+def _floor_observer(tracer_provider: Any, meter_provider: Any) -> Any:
+    """``otel-floor``: the least any OpenTelemetry instrumentation of the issue's
+    telemetry asks of the SDK per blocking call: two spans (the call's and the agent's) with
+    no attributes and no events, nothing made current, and one measurement of the call's
+    duration. Not a usable observer (no attributes, no parentage): the SDK's own floor,
+    measured in the same run as `OpenTelemetryObserver`."""
+    import time
+
+    from a2a_core.server.observe import NoOpObservation, NoOpObserver
+
+    tracer = tracer_provider.get_tracer("floor")
+    duration = meter_provider.get_meter("floor").create_histogram("d", "s")
+    attributes = {"a2a.operation": "SendMessage", "a2a.binding": "jsonrpc", "a2a.outcome": "ok"}
+
+    class Execution(NoOpObservation):
+        __slots__ = ("span",)
+
+        def __init__(self) -> None:
+            self.span = tracer.start_span("invoke_agent")
+
+        def ended(self, task: Any, error: Any) -> None:
+            self.span.end()
+
+    class CallSpan(NoOpObservation):
+        __slots__ = ("span", "start", "streaming")
+
+        def __init__(self, streaming: bool) -> None:
+            self.span = tracer.start_span("SendMessage")
+            self.start = time.perf_counter()
+            self.streaming = streaming
+
+        def execution_started(self, invocation: Any) -> Any:
+            return Execution()
+
+        def finished(self, error: Any = None) -> None:
+            if error is not None or not self.streaming:  # a stream's ends when it closes
+                self.end()
+
+        def stream_closed(self, error: Any) -> None:
+            self.end()
+
+        def end(self) -> None:
+            self.span.end()
+            duration.record(time.perf_counter() - self.start, attributes)
+
+    class Floor(NoOpObserver):
+        def call_started(self, request: Any, call: Any) -> Any:
+            return CallSpan(call.streaming)
+
+    return Floor()
 
 
 def card_response(base_url: str) -> tuple[bytes, list[tuple[str, str]]]:

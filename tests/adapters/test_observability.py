@@ -21,7 +21,7 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
-from opentelemetry import trace
+from opentelemetry import baggage, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -415,6 +415,40 @@ async def test_webhook_delivery_continues_the_trace(harness: Harness, otel: Otel
         assert "SECRET" not in all_values(delivery)
     metrics = otel.metrics()
     assert metrics["a2a.server.push.deliveries"] == [({"a2a.push.outcome": "delivered"}, events)]
+
+
+async def test_incoming_baggage_reaches_the_agent_and_the_webhook(
+    harness: Harness, otel: Otel
+) -> None:
+    seen_baggage: list[object] = []
+
+    async def reads_baggage(ctx: TaskContext) -> AsyncIterator[str]:
+        seen_baggage.append(baggage.get_baggage("deployment.region"))
+        yield "one"
+
+    server = A2AServer(
+        reads_baggage,
+        card=make_card(push=True),
+        observer=otel.observer,
+        push_allow_hosts=["127.0.0.1"],
+    )
+    headers = {**TRACEPARENT, "baggage": "deployment.region=eu-west"}
+    async with harness.serve(server) as live, receiving() as receiver:
+        config = {"url": receiver.url()}
+        stream = await live.stream_rpc(
+            "SendStreamingMessage",
+            send_params("go", configuration={"taskPushNotificationConfig": config}),
+            headers=headers,
+        )
+        assert stream.status == 200
+        events = len(stream.frames) - 1
+        await receiver.wait_for(events)
+        await otel.wait_for("POST", events)
+    assert seen_baggage == ["eu-west"]
+    assert events >= 2
+    for request in receiver.requests:
+        assert request["headers"]["baggage"] == "deployment.region=eu-west"
+        assert request["headers"]["traceparent"].split("-")[1] == TRACE_ID
 
 
 # --- metrics -------------------------------------------------------------------------------

@@ -206,7 +206,9 @@ class OpenTelemetryObserver:
     def _incoming(self, request: HttpRequest) -> tuple[otel_context.Context | None, SpanKind]:
         """The parent of a call's span: a span already current (an HTTP instrumentation's),
         else the trace context the request carries (``None``: a new trace)."""
-        if trace.get_current_span().get_span_context().is_valid:
+        current = otel_context.get_current()
+        # An empty context (no HTTP instrumentation): no span to look for.
+        if current and trace.get_current_span(current).get_span_context().is_valid:
             return None, SpanKind.INTERNAL
         propagator = self._propagator or propagate.get_global_textmap()
         if propagator is not self._fields[0]:
@@ -306,7 +308,7 @@ class OpenTelemetryObserver:
         if port.isdigit():
             attributes["server.port"] = int(port)
         span = self.tracer.start_span("POST", parent, SpanKind.CLIENT, attributes)
-        return _PushSpan(self, span)
+        return _PushSpan(self, span, trace.set_span_in_context(span, parent))
 
     def push_dropped(self, task_id: str, reason: str) -> None:
         """Counted as a delivery of outcome ``dropped``."""
@@ -340,19 +342,19 @@ def _task_id_of(call: Call) -> str:
 _BY_ID: Final = frozenset({Operation.GET_TASK, Operation.CANCEL_TASK, Operation.SUBSCRIBE_TO_TASK})
 
 
-class _Current:
-    """Makes a span current, and no longer at exit (``trace.use_span`` without its
+class _Attached:
+    """Makes a context current, and no longer at exit (``trace.use_span`` without its
     generator, its exception recording and its status setting: a third of the cost)."""
 
-    __slots__ = ("_span", "_token")
+    __slots__ = ("_context", "_token")
 
-    def __init__(self, span: Span) -> None:
-        self._span = span
+    def __init__(self, context: otel_context.Context) -> None:
+        self._context = context
         self._token: Token[otel_context.Context] | None = None
 
     def __enter__(self) -> object:
-        self._token = otel_context.attach(trace.set_span_in_context(self._span))
-        return self._span
+        self._token = otel_context.attach(self._context)
+        return None
 
     def __exit__(self, *_: object) -> None:
         if self._token is not None:
@@ -388,7 +390,7 @@ class _Tally:
 class _CallSpan:
     """The observation of one call: its span, and the metrics it records when it ends."""
 
-    __slots__ = ("_call", "_events", "_observer", "_outcome", "_parent", "_span", "_start")
+    __slots__ = ("_call", "_context", "_events", "_observer", "_outcome", "_span", "_start")
 
     def __init__(
         self,
@@ -400,13 +402,15 @@ class _CallSpan:
         self._observer = observer
         self._span = span
         self._call = call
-        self._parent = parent
+        # The call's span in the context it continues: the incoming request's (its
+        # baggage too) or the current one. The agent's context derives from it.
+        self._context = trace.set_span_in_context(span, parent)
         self._start = time.perf_counter()
         self._outcome = "ok"
         self._events = 0
 
     def activated(self) -> contextlib.AbstractContextManager[object]:
-        return _Current(self._span)
+        return _Attached(self._context)
 
     def execution_started(self, invocation: Invocation) -> ExecutionObservation:
         span = self._span
@@ -415,10 +419,9 @@ class _CallSpan:
             {"a2a.task.id": invocation.task_id, "a2a.context.id": invocation.context_id}
         )
         observer = self._observer
-        parent = trace.set_span_in_context(span, self._parent)
         agent_span = observer.tracer.start_span(
             f"invoke_agent {observer.agent_name}",
-            parent,
+            self._context,
             SpanKind.INTERNAL,
             {
                 "gen_ai.operation.name": "invoke_agent",
@@ -428,7 +431,10 @@ class _CallSpan:
             },
         )
         observer._agent_spans[invocation.task_id] = agent_span
-        return _AgentSpan(observer, agent_span, invocation.task_id)
+        # The agent runs in a task of its own, which may not have been started from
+        # inside the call: its context is given, not inherited.
+        context = trace.set_span_in_context(agent_span, self._context)
+        return _AgentSpan(observer, agent_span, invocation.task_id, context)
 
     def stream_opened(self) -> None:
         streams = self._observer._open_streams
@@ -488,15 +494,22 @@ class _CallSpan:
 class _AgentSpan:
     """The observation of one execution: the ``invoke_agent`` span."""
 
-    __slots__ = ("_observer", "_span", "_task_id")
+    __slots__ = ("_context", "_observer", "_span", "_task_id")
 
-    def __init__(self, observer: OpenTelemetryObserver, span: Span, task_id: str) -> None:
+    def __init__(
+        self,
+        observer: OpenTelemetryObserver,
+        span: Span,
+        task_id: str,
+        context: otel_context.Context,
+    ) -> None:
         self._observer = observer
         self._span = span
         self._task_id = task_id
+        self._context = context
 
     def activated(self) -> contextlib.AbstractContextManager[object]:
-        return _Current(self._span)
+        return _Attached(self._context)
 
     def ended(self, task: Task | None, error: BaseException | None) -> None:
         observer = self._observer
@@ -515,20 +528,24 @@ class _AgentSpan:
 class _PushSpan:
     """The observation of one webhook delivery: its CLIENT span."""
 
-    __slots__ = ("_observer", "_span", "_start")
+    __slots__ = ("_context", "_observer", "_span", "_start")
 
-    def __init__(self, observer: OpenTelemetryObserver, span: Span) -> None:
+    def __init__(
+        self, observer: OpenTelemetryObserver, span: Span, context: otel_context.Context
+    ) -> None:
         self._observer = observer
         self._span = span
+        #: The delivery's span in the context of the event's writer (its baggage too).
+        self._context = context
         self._start = time.perf_counter()
 
     def activated(self) -> contextlib.AbstractContextManager[object]:
-        return _Current(self._span)
+        return _Attached(self._context)
 
     def headers(self) -> Sequence[tuple[str, str]]:
         carrier: dict[str, str] = {}
         propagator = self._observer._propagator or propagate.get_global_textmap()
-        propagator.inject(carrier, trace.set_span_in_context(self._span))
+        propagator.inject(carrier, self._context)
         return list(carrier.items())
 
     def attempted(self, attempt: int, outcome: str, retry: bool) -> None:
