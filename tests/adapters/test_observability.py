@@ -460,6 +460,13 @@ async def test_metrics_after_a_known_sequence(harness: Harness, otel: Otel) -> N
         for n in range(2):
             await live.result("SendMessage", send_params("go", mid=f"m{n}"))
         await live.error("GetTask", {"id": "missing"})
+        # Refused before they became calls: counted apart, by binding and reason.
+        garbage = await live.client.post(
+            live.url("/"), content=b"{oops", headers={"content-type": "application/json"}
+        )
+        assert garbage.json()["error"]["code"] == -32700
+        await live.error("NoSuchMethod", {})
+        await live.error("NoSuchMethod", {})
         stream = await live.stream_rpc("SendStreamingMessage", send_params("go", mid="m3"))
         frames = len(stream.frames)
         await otel.wait_for("invoke_agent Contract agent", 3)
@@ -473,6 +480,11 @@ async def test_metrics_after_a_known_sequence(harness: Harness, otel: Otel) -> N
         ("GetTask", "jsonrpc", "TASK_NOT_FOUND"): 1,
         ("SendStreamingMessage", "jsonrpc", "ok"): 1,
     }
+    refused = {
+        (a["a2a.binding"], a["a2a.outcome"]): count
+        for a, count in metrics["a2a.server.requests.refused"]
+    }
+    assert refused == {("jsonrpc", "JSON_PARSE"): 1, ("jsonrpc", "METHOD_NOT_FOUND"): 2}
     assert metrics["a2a.server.tasks.finished"] == [({"a2a.task.state": "TASK_STATE_COMPLETED"}, 3)]
     assert metrics["a2a.server.tasks.running"] == [({}, 0)]
     assert metrics["a2a.server.streams.open"] == [({"a2a.operation": "SendStreamingMessage"}, 0)]
@@ -481,6 +493,7 @@ async def test_metrics_after_a_known_sequence(harness: Harness, otel: Otel) -> N
     assert units["rpc.server.call.duration"] == "s"
     assert units["a2a.server.tasks.finished"] == "{task}"
     assert units["a2a.server.stream.events"] == "{event}"
+    assert units["a2a.server.requests.refused"] == "{request}"
 
 
 # --- the seam --------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import json
+from http import HTTPStatus
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from a2a_core.call import Call
 from a2a_core.errors import LocalProtocolError, TaskNotFoundError
 from a2a_core.http import Headers, HttpRequest, HttpResponse
 from a2a_core.protocol import ServerProtocol
+from a2a_core.refusal import Refusal
 from a2a_core.testing import json_values
 from helpers.protocol import (
     BARE_CARD,
@@ -171,6 +173,33 @@ def check_call(protocol: ServerProtocol, request: HttpRequest, call: Call) -> No
             protocol.open_event_stream(call)
 
 
+#: Every reason a refusal may carry: the error table's and HTTP's own. A finite set, so
+#: that a hostile client cannot grow an observer's metric attributes.
+REFUSAL_REASONS = (
+    {cls.reason for cls in errors.ERROR_CLASSES}
+    | {status.name for status in HTTPStatus}
+    | {"UNKNOWN", "HTTP_ERROR"}
+)
+
+
+def check_refusal(protocol: ServerProtocol, request: HttpRequest, response: HttpResponse) -> None:
+    """What an observer hears of a response given instead of a call (`ServerProtocol.refusal`)."""
+    refusal = protocol.refusal(request, response)
+    path = request.path or "/"
+    if path == protocol.card_path or protocol.card_publisher.matches_jwks_path(path):
+        assert refusal is None
+        return
+    is_rpc_error = path == protocol.jsonrpc_path and response.status == 200
+    if response.status >= 400 or is_rpc_error:
+        assert isinstance(refusal, Refusal), (response.status, response.body)
+        assert refusal.reason in REFUSAL_REASONS
+        assert refusal.status == response.status
+        if refusal.binding == "jsonrpc" and refusal.code is not None:
+            assert json.loads(response.body)["error"]["code"] == refusal.code
+    else:
+        assert refusal is None
+
+
 def check(protocol_name: str, request: HttpRequest) -> None:
     protocol = PROTOCOLS[protocol_name]
     outcome = protocol.receive_request(request)
@@ -179,6 +208,7 @@ def check(protocol_name: str, request: HttpRequest) -> None:
     else:
         assert isinstance(outcome, HttpResponse), outcome
         check_response(request, outcome)
+        check_refusal(protocol, request, outcome)
 
 
 # --- strategies ------------------------------------------------------------------------------

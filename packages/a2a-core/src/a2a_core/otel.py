@@ -52,6 +52,7 @@ from a2a_core.call import Call
 from a2a_core.errors import A2AError
 from a2a_core.http import HttpRequest
 from a2a_core.operations import OPERATIONS, Operation
+from a2a_core.refusal import Refusal
 from a2a_core.server.messages import Invocation
 from a2a_core.server.observe import CallObservation, ExecutionObservation, PushObservation
 from a2a_core.types import TERMINAL_STATES, StreamResponse, Task
@@ -74,6 +75,11 @@ METRICS: Final[Mapping[str, tuple[str, str, str]]] = {
         "s",
         "Duration of calls (a stream's: until it ends), by operation, binding, outcome; "
         "its count is the number of calls",
+    ),
+    "a2a.server.requests.refused": (
+        "observable counter",
+        "{request}",
+        "Requests answered with an error before they became a call, by binding and outcome",
     ),
     "a2a.server.tasks.running": (
         "observable updowncounter",
@@ -163,6 +169,7 @@ class OpenTelemetryObserver:
             "{delivery}",
             METRICS["a2a.server.push.queue.depth"][2],
         )
+        self.refused_requests = _Tally(self, meter, "a2a.server.requests.refused", "{request}")
         self.finished_tasks = _Tally(self, meter, "a2a.server.tasks.finished", "{task}")
         self.stream_events = _Tally(self, meter, "a2a.server.stream.events", "{event}")
         self.push_deliveries = _Tally(self, meter, "a2a.server.push.deliveries", "{delivery}")
@@ -254,6 +261,13 @@ class OpenTelemetryObserver:
             attributes["a2a.task.id"] = task_id
         span = self.tracer.start_span(name, parent, kind, attributes)
         return _CallSpan(self, span, call, parent)
+
+    def request_refused(self, request: HttpRequest, refusal: Refusal) -> None:
+        """Counted (no span: the HTTP server's instrumentation, if any, has one; and a flood
+        of garbage then costs a dict update per request)."""
+        self.refused_requests.add(
+            1, ("a2a.binding", refusal.binding, "a2a.outcome", refusal.reason)
+        )
 
     def task_changed(self, task: Task, event: StreamResponse) -> None:
         """An event on the span of the task's execution (or the current span: a cancel's)."""

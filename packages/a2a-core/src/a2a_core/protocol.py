@@ -74,6 +74,7 @@ from a2a_core.operations import (
     Operation,
     OperationSpec,
 )
+from a2a_core.refusal import Refusal, RefusedAt, refusal_of
 from a2a_core.sse import (
     CLOSING_STATES,
     STREAM_HEADERS,
@@ -317,6 +318,20 @@ class ServerProtocol:
         """Whether ``request`` is for the public card, which needs no credentials (every
         other path does, when the card declares security requirements)."""
         return self.card_path is not None and (request.path or "/") == self.card_path
+
+    def refusal(self, request: HttpRequest, response: HttpResponse) -> Refusal | None:
+        """What ``response``, which `receive_request` or `reply_auth_failure` gave for
+        ``request`` instead of a call, refused (`a2a_core.refusal`); ``None`` for the card,
+        its JWKS, a notification's 204 and the like. For observers: the error path only."""
+        path = request.path or "/"
+        if path == self.card_path or self.card_publisher.matches_jwks_path(path):
+            return None
+        binding: RefusedAt = "http"
+        if self.jsonrpc_path is not None and path == self.jsonrpc_path:
+            binding = "jsonrpc"
+        elif self.rest_path is not None and _strip_prefix(path, self.rest_path) is not None:
+            binding = "rest"
+        return refusal_of(binding, response)
 
     def reply_auth_failure(
         self, request: HttpRequest, error: A2AError, challenges: Sequence[str] = ()

@@ -454,7 +454,12 @@ class A2AServer:
         ):
             verdict = await authenticator.authenticate(request)
             if isinstance(verdict, AuthFailure):
-                return self.protocol.reply_auth_failure(request, verdict.error, verdict.challenges)
+                refused = self.protocol.reply_auth_failure(
+                    request, verdict.error, verdict.challenges
+                )
+                if self.observer is not None:
+                    self._observe_refusal(request, refused)
+                return refused
             if verdict is not None:
                 request = msgspec.structs.replace(request, identity=verdict)
         try:
@@ -463,6 +468,8 @@ class A2AServer:
             logger.exception("server misconfiguration")
             return _internal_error_response()
         if isinstance(received, HttpResponse):
+            if self.observer is not None:
+                self._observe_refusal(request, received)
             return received
         call = received
         if self.observer is not None:
@@ -479,6 +486,13 @@ class A2AServer:
                 "error while handling %s (task %s)", call.operation.value, _task_named(call)
             )
             return self.protocol.reply_error(call, InternalError())
+
+    def _observe_refusal(self, request: HttpRequest, response: HttpResponse) -> None:
+        """Tell the observer of a request answered without becoming a call, if refused."""
+        assert self.observer is not None
+        refusal = self.protocol.refusal(request, response)
+        if refusal is not None:
+            self.observer.request_refused(request, refusal)
 
     async def _handle_observed(
         self, call: Call, observation: CallObservation

@@ -10,12 +10,14 @@ as fast as before the seam existed. OpenTelemetry is one implementation
 The points, and who calls them:
 
 - **calls** (``A2AServer.handle``): `Observer.call_started` once a request is decoded into
-  a :class:`~a2a_core.call.Call` (requests refused before that, a 404 or unparsable JSON,
-  are the HTTP server's to observe); the :class:`CallObservation` it returns is entered
-  (`~CallObservation.activated`) while the call executes, hears
-  `~CallObservation.finished` with the outcome (``None`` or the error), and for a
-  streaming call `~CallObservation.stream_opened`, `~CallObservation.event_sent` per
-  event and `~CallObservation.stream_closed` when the stream ends;
+  a :class:`~a2a_core.call.Call`, or `Observer.request_refused` for one answered with an
+  error before that (unparsable JSON, an unknown method, invalid parameters, refused
+  credentials, an unknown path: a :class:`~a2a_core.refusal.Refusal`); the
+  :class:`CallObservation` that `call_started` returns is entered
+  (`~CallObservation.activated`) while the call executes, hears `~CallObservation.finished`
+  with the outcome (``None`` or the error), and for a streaming call
+  `~CallObservation.stream_opened`, `~CallObservation.event_sent` per event and
+  `~CallObservation.stream_closed` when the stream ends;
 - **executions** (``runtime``): a call that starts the agent gets
   `CallObservation.execution_started`; the agent runs inside
   `ExecutionObservation.activated` (so a tracer can make the call's trace current there:
@@ -47,6 +49,7 @@ from typing import Any, Final, Protocol
 from a2a_core.call import Call
 from a2a_core.errors import A2AError
 from a2a_core.http import HttpRequest
+from a2a_core.refusal import Refusal
 from a2a_core.server.messages import Invocation
 from a2a_core.types import StreamResponse, Task
 
@@ -137,6 +140,11 @@ class Observer(Protocol):
         """A request was decoded into ``call`` (its headers carry any trace context)."""
         ...
 
+    def request_refused(self, request: HttpRequest, refusal: Refusal) -> None:
+        """A request was answered with an error before it became a call (``refusal`` says
+        where it was sent and why). A hostile client can send many: keep this cheap."""
+        ...
+
     def task_changed(self, task: Task, event: StreamResponse) -> None:
         """``event`` was written: ``task`` is the task after it (its first event, the task
         snapshot, when it was created)."""
@@ -218,6 +226,9 @@ class NoOpObserver:
         """Nothing to observe: the shared no-op observation."""
         return _NOOP
 
+    def request_refused(self, request: HttpRequest, refusal: Refusal) -> None:
+        """Ignored."""
+
     def task_changed(self, task: Task, event: StreamResponse) -> None:
         """Ignored."""
 
@@ -297,6 +308,11 @@ class Observers:
     def call_started(self, request: HttpRequest, call: Call) -> CallObservation:
         """Every observer's observation of the call."""
         return _Both([o.call_started(request, call) for o in self.observers])
+
+    def request_refused(self, request: HttpRequest, refusal: Refusal) -> None:
+        """Told to every observer."""
+        for observer in self.observers:
+            observer.request_refused(request, refusal)
 
     def task_changed(self, task: Task, event: StreamResponse) -> None:
         """Told to every observer."""
