@@ -531,6 +531,50 @@ async def test_several_observers_hear_every_call(harness: Harness, otel: Otel) -
     assert hex_trace(agent) == TRACE_ID
 
 
+class Carrier(NoOpObserver):
+    """An observer of its own with a context to carry, and what it was handed back."""
+
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.headers = headers
+        self.contexts: list[object] = []
+
+    def push_context_headers(self) -> dict[str, str]:
+        return self.headers
+
+    def push_started(self, context: object, task_id: str, origin: str) -> NoOpObservation:
+        self.contexts.append(context)
+        return NoOpObservation()
+
+
+def test_push_context_headers_of_the_seam(otel: Otel) -> None:
+    """Nothing to carry without a trace; several observers' headers merged, and the mapping
+    handed back to each of them (a tuple of `push_context` still works); OpenTelemetry's
+    are the W3C headers of the current span, which its `push_started` continues."""
+    assert NoOpObserver().push_context_headers() == {}
+    assert otel.observer.push_context_headers() == {}  # no span is current
+    one, two = Carrier({"a": "1", "b": "1"}), Carrier({"b": "2"})
+    both = Observers(one, two, NoOpObserver())
+    assert both.push_context_headers() == {"a": "1", "b": "2"}
+    carried = both.push_context_headers()
+    both.push_started(carried, "t", "http://127.0.0.1:1").finished("delivered")
+    assert one.contexts == two.contexts == [carried]
+    both.push_started(both.push_context(), "t", "http://127.0.0.1:1").finished("delivered")
+    assert one.contexts[1] is None
+
+    with otel.observer.tracer.start_as_current_span("writer") as writer:
+        headers = Observers(otel.observer).push_context_headers()
+    written = writer.get_span_context()
+    trace_id, span_id = format(written.trace_id, "032x"), format(written.span_id, "016x")
+    assert headers["traceparent"].split("-")[1:3] == [trace_id, span_id]
+    Observers(otel.observer).push_started(headers, "t", "http://127.0.0.1:1").finished("delivered")
+    otel.observer.push_started({}, "t", "http://127.0.0.1:1").finished("delivered")
+    continued, fresh = otel.named("POST")
+    assert continued.kind is SpanKind.CLIENT
+    assert continued.parent is not None and continued.parent.span_id == int(span_id, 16)
+    assert hex_trace(continued) == trace_id
+    assert fresh.parent is None and hex_trace(fresh) != trace_id  # empty: a new trace
+
+
 async def test_a_networked_backend_is_timed(harness: Harness, otel: Otel, tmp_path: Path) -> None:
     from a2a_sql import SqlBackend
 

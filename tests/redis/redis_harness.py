@@ -235,6 +235,7 @@ class Receiver:
         self.bodies: list[dict[str, object]] = []
         self.tokens: list[str | None] = []
         self.authorizations: list[str | None] = []
+        self.traceparents: list[str | None] = []
         self.arrived = anyio.Event()
         self.expect = 0
 
@@ -242,6 +243,7 @@ class Receiver:
         self.bodies.append(json.loads(await request.read()))
         self.tokens.append(request.headers.get("X-A2A-Notification-Token"))
         self.authorizations.append(request.headers.get("Authorization"))
+        self.traceparents.append(request.headers.get("traceparent"))
         if len(self.bodies) >= self.expect:
             self.arrived.set()
         return web.Response(status=200)

@@ -6,11 +6,12 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import anyio
+import msgspec
 import pytest
 from redis.asyncio import Redis
 from redis_harness import Receiver
 
-from a2a_core.server import PushTarget, WebhookPushSender
+from a2a_core.server import A2AServer, PushTarget, TaskContext, WebhookPushSender
 from a2a_core.server.memory_push import PushConfigLimitError
 from a2a_core.types import (
     StreamResponse,
@@ -20,8 +21,10 @@ from a2a_core.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2aserve_redis import PushWorker, RedisPushConfigStore, RedisPushQueue
-from a2aserve_redis.push import GROUP
+from a2aserve_redis import PushWorker, RedisBackend, RedisPushConfigStore, RedisPushQueue
+from a2aserve_redis.push import GROUP, _Job, _job_decoder
+from helpers.a2a_client import Client, make_card, user_message
+from helpers.tracing import AGENT_SPAN, TRACEPARENT, assert_continued, tracing
 
 pytestmark = pytest.mark.anyio
 
@@ -157,3 +160,64 @@ async def test_idle_jobs_are_claimed_without_a_reaper(redis: Redis, prefix: str)
             with anyio.fail_after(5):
                 await receiver.arrived.wait()
         assert len(receiver.bodies) == 3
+
+
+# --- the trace context travels with the job -----------------------------------------------
+
+
+def test_a_job_queued_before_the_trace_field_still_decodes() -> None:
+    """A job of an older replica (four fields, no trace) is read by a newer worker, and a
+    newer job (with its trace) by an older one, which ignores the trailing field: a rolling
+    upgrade loses no job."""
+    task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+    targets = [(False, config("t", "https://a.example/hook", "c"))]
+    old = msgspec.msgpack.encode([targets, event("t", 1), task, True])
+    job = _job_decoder.decode(old)
+    assert job.trace == {} and job.sealed and job.task == task
+    assert job.targets == targets
+
+    class _OldJob(msgspec.Struct, array_like=True, frozen=True):
+        targets: list[tuple[bool, TaskPushNotificationConfig]]
+        event: StreamResponse
+        task: Task
+        sealed: bool = False
+
+    new = _Job(targets=targets, event=event("t", 2), task=task, trace=TRACEPARENT)
+    read_by_old = msgspec.msgpack.decode(msgspec.msgpack.encode(new), type=_OldJob)
+    assert read_by_old.event == new.event and not read_by_old.sealed
+
+
+async def traced_agent(ctx: TaskContext) -> AsyncIterator[str]:
+    for word in ("one", "two"):
+        yield word
+
+
+async def test_a_delivery_by_a_push_worker_continues_the_trace_of_the_agent(
+    redis_url: str, prefix: str
+) -> None:
+    """The job carries the trace context of the agent's span (its W3C headers): the
+    worker's delivery span is that span's child, and the webhook gets the incoming trace."""
+    with tracing() as traced:
+        backend = RedisBackend(redis_url, prefix=prefix)
+        server = A2AServer(
+            traced_agent,
+            card=make_card(),
+            backend=backend,
+            observer=traced.observer,
+            push_allow_hosts=["127.0.0.1"],
+        )
+        async with Receiver().running() as receiver, server:
+            params = {
+                "message": user_message("go"),
+                "configuration": {"taskPushNotificationConfig": {"url": receiver.url}},
+            }
+            sent = await Client(server).result("SendMessage", params, headers=TRACEPARENT)
+            assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            events = await backend.event_log.read(sent["task"]["id"], after=1)
+            with anyio.fail_after(10):
+                while len(receiver.bodies) < len(events):
+                    await anyio.sleep(0.02)
+            deliveries = await traced.deliveries(len(events))
+        (agent,) = await traced.wait_for(AGENT_SPAN)
+    assert len(receiver.traceparents) == len(events) >= 2
+    assert_continued(receiver.traceparents, deliveries, agent)

@@ -28,6 +28,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from a2a_core import codec
 from a2a_core.errors import LocalProtocolError
 from a2a_core.server.memory_push import InMemoryPushConfigStore, PushConfigLimitError
+from a2a_core.server.observe import NoOpObservation, NoOpObserver, PushObservation
 from a2a_core.server.push import PushTarget
 from a2a_core.server.push_delivery import WebhookPushSender
 from a2a_core.server.webhook_guard import WebhookUrlRefusedError, check_webhook_url
@@ -627,6 +628,44 @@ async def test_attempt_makes_one_attempt_and_says_when_the_next_is_due() -> None
         assert (push.delivered, push.failed) == (2, 3)
     assert sleep.delays == []  # the caller waits, not the sender
     assert len(rx.requests) == 7
+
+
+class _Carried(NoOpObservation):
+    """A delivery's observation that sends the context it was started with as a header."""
+
+    def __init__(self, context: object) -> None:
+        self.context = context
+
+    def headers(self) -> Sequence[tuple[str, str]]:
+        return [("x-context", json.dumps(self.context))]
+
+
+class _ContextObserver(NoOpObserver):
+    """An observer whose context is ``"here"`` in the calling task."""
+
+    def push_context(self) -> object:
+        return "here"
+
+    def push_started(self, context: object, task_id: str, origin: str) -> PushObservation:
+        return _Carried(context)
+
+
+@pytest.mark.anyio
+async def test_send_and_attempt_deliver_under_the_context_a_queue_kept() -> None:
+    # A durable queue hands back the context it kept with the job (push_context_headers);
+    # without one, the deliveries are under the calling task's (push_context).
+    kept = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+    async with receiving() as rx:
+        async with sender(observer=_ContextObserver()) as push:
+            await push.send([target(rx.url())], status_event(), TASK, context=kept)
+            await push.send([target(rx.url())], status_event(), TASK)
+            assert (
+                await push.attempt(target(rx.url()), status_event(), None, context=kept)
+            ).delivered
+            assert (await push.attempt(target(rx.url()), status_event(), None)).delivered
+        assert push.delivered == 4
+    sent = [json.loads(r.header("x-context") or "null") for r in rx.requests]
+    assert sent == [kept, "here", kept, "here"]
 
 
 @pytest.mark.anyio

@@ -29,7 +29,7 @@ from redis_harness import send_params as http_send_params
 
 from a2a_core import codec
 from a2a_core.server import A2AServer, PushSecretCipher, TaskContext
-from a2a_core.server.backends import ConcurrentUpdateError, EventLogClosedError
+from a2a_core.server.backends import ConcurrentUpdateError, EventLogClosedError, Observer
 from a2a_core.types import (
     Artifact,
     Message,
@@ -47,6 +47,7 @@ from a2a_sql import PushQueueSettings, SqlBackend, upgrade
 from a2a_sql._common import db_now_us
 from helpers.a2a_client import Client, make_card, user_message
 from helpers.processes import ServerProcess, free_port
+from helpers.tracing import AGENT_SPAN, TRACEPARENT, assert_continued, tracing
 
 pytestmark = pytest.mark.anyio
 HERE = Path(__file__).parent
@@ -71,6 +72,7 @@ class Hook:
         self.bodies: list[dict[str, Any]] = []
         self.refused: list[dict[str, Any]] = []
         self.tokens: list[str | None] = []
+        self.traceparents: list[str | None] = []
         self.failures = 0
         self.delay = 0.0
         self.overlaps = 0
@@ -90,6 +92,7 @@ class Hook:
                 return web.Response(status=503)
             self.bodies.append(json.loads(raw))
             self.tokens.append(request.headers.get("X-A2A-Notification-Token"))
+            self.traceparents.append(request.headers.get("traceparent"))
             return web.Response(status=200)
         finally:
             self._active[raw] -= 1
@@ -116,9 +119,13 @@ async def agent(ctx: TaskContext) -> AsyncIterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def serving(backend: SqlBackend) -> AsyncIterator[Client]:
+async def serving(backend: SqlBackend, observer: Observer | None = None) -> AsyncIterator[Client]:
     server = A2AServer(
-        agent, card=make_card(push=True), backend=backend, push_allow_hosts=["127.0.0.1/32"]
+        agent,
+        card=make_card(push=True),
+        backend=backend,
+        push_allow_hosts=["127.0.0.1/32"],
+        observer=observer,
     )
     async with server:
         yield Client(server)
@@ -130,7 +137,7 @@ async def make_backend(db_url: str, prefix: str, **options: Any) -> SqlBackend:
     return backend
 
 
-async def send_with_hook(client: Client, text: str, hook: Hook, token: str = "") -> str:
+async def send_with_hook(client: Client, text: str, hook: Hook, token: str = "", **kw: Any) -> str:
     webhook: dict[str, Any] = {"url": hook.url}
     if token:
         webhook["token"] = token
@@ -138,7 +145,7 @@ async def send_with_hook(client: Client, text: str, hook: Hook, token: str = "")
         "message": user_message(text, mid=os.urandom(6).hex()),
         "configuration": {"taskPushNotificationConfig": webhook},
     }
-    sent = await client.result("SendMessage", params)
+    sent = await client.result("SendMessage", params, **kw)
     task_id: str = sent["task"]["id"]
     return task_id
 
@@ -223,6 +230,76 @@ async def test_a_failing_webhook_gets_the_event_once_it_recovers_and_a_dead_one_
         await drained(backend)
         await anyio.sleep(0.3)  # no further attempt comes
         assert hook.refused == [event for event in events for _ in range(4)]
+    await backend.engine.dispose()
+
+
+async def test_each_attempt_continues_the_trace_of_the_agent_that_wrote_the_event(
+    db_url: str, prefix: str
+) -> None:
+    """A job keeps the trace context where its event was written (``trace_context``, the
+    JSON of its W3C headers): every attempt, the failed one too, is a CLIENT span child of
+    the agent's, and the webhook gets the incoming trace."""
+    backend = await make_backend(db_url, prefix, push_queue=settings())
+    with tracing() as traced:
+        async with Hook().running() as hook, serving(backend, traced.observer) as client:
+            hook.failures = 1  # one attempt retried: a span of its own, the same parent
+            task_id = await send_with_hook(client, "stream 2", hook, headers=TRACEPARENT)
+            events = await pushed_events(backend, task_id)
+            await until(lambda: len(hook.bodies) >= len(events))
+            deliveries = await traced.deliveries(len(events) + 1)
+            await drained(backend)
+        (agent,) = await traced.wait_for(AGENT_SPAN)
+    assert hook.bodies == events and len(events) >= 2
+    outcomes = sorted(str(dict(d.attributes or {})["a2a.push.outcome"]) for d in deliveries)
+    assert outcomes == ["delivered"] * len(events) + ["retrying"]
+    assert_continued(hook.traceparents, deliveries, agent)
+    await backend.engine.dispose()
+
+
+async def test_a_job_delivered_after_a_restart_continues_the_trace(
+    db_url: str, prefix: str
+) -> None:
+    """The first server's agent wrote the events while the webhook was down; a second
+    server on the database (another tracer provider: it never saw the agent's span)
+    delivers them, as children of that span."""
+    slow = settings(webhook={**FAST, "retries": 5, "backoff": 1.0, "max_backoff": 1.0})
+    hook = Hook()  # not listening yet
+    with tracing() as first_traced:
+        backend = await make_backend(db_url, prefix, push_queue=slow)
+        async with serving(backend, first_traced.observer) as client:
+            task_id = await send_with_hook(client, "stream 2", hook, headers=TRACEPARENT)
+            events = await pushed_events(backend, task_id)
+            with anyio.fail_after(10):  # attempted (and failed) at least once
+                while not any(row.attempts for row in await job_rows(backend)):
+                    await anyio.sleep(0.05)
+        (agent,) = await first_traced.wait_for(AGENT_SPAN)
+        await backend.engine.dispose()
+    with tracing() as traced:
+        backend = await make_backend(db_url, prefix, push_queue=slow)
+        async with hook.running(), serving(backend, traced.observer):
+            await until(lambda: len(hook.bodies) >= len(events))
+            await drained(backend)
+        await backend.engine.dispose()
+        deliveries = [
+            d
+            for d in await traced.deliveries(len(events))
+            if dict(d.attributes or {})["a2a.push.outcome"] == "delivered"
+        ]
+    assert hook.bodies == events
+    assert len(deliveries) == len(events)
+    assert_continued(hook.traceparents, deliveries, agent)
+
+
+async def test_a_job_without_an_observer_keeps_no_trace_context(db_url: str, prefix: str) -> None:
+    backend = await make_backend(db_url, prefix, push_queue=settings())
+    async with Hook().running() as hook, serving(backend) as client:
+        hook.delay = 0.5  # the jobs are still in the table when they are read
+        await send_with_hook(client, "stream 1", hook, headers=TRACEPARENT)
+        rows = await job_rows(backend)
+        assert rows and {row.trace_context for row in rows} == {None}
+        await until(lambda: len(hook.bodies) >= len(rows))
+        await drained(backend)
+    assert set(hook.traceparents) == {None}
     await backend.engine.dispose()
 
 

@@ -7,10 +7,21 @@ import sys
 
 import pytest
 import sqlalchemy as sa
+from alembic import command
+from sqlalchemy.ext.asyncio import create_async_engine
 
-from a2a_sql import SchemaError, SqlBackend, Tables, head_revision
+from a2a_sql import SchemaError, SqlBackend, Tables, head_revision, migrate, upgrade
 
 pytestmark = pytest.mark.anyio
+
+
+def _columns(connection: sa.Connection, tables: Tables) -> dict[str, set[tuple[str, bool]]]:
+    """(name, nullable) of every column of each of ``tables``, as the database has it."""
+    inspector = sa.inspect(connection)
+    return {
+        table.name: {(c["name"], bool(c["nullable"])) for c in inspector.get_columns(table.name)}
+        for table in tables.metadata.sorted_tables
+    }
 
 
 async def test_a_missing_older_or_newer_schema_is_refused_then_upgraded(
@@ -37,6 +48,19 @@ async def test_a_missing_older_or_newer_schema_is_refused_then_upgraded(
         async with backend.engine.connect() as conn:
             names = set(await conn.run_sync(lambda c: sa.inspect(c).get_table_names()))
         assert {t.name for t in tables.metadata.sorted_tables} <= names
+        # An engine of SQLAlchemy's defaults: the backend's reads JSON as text, which
+        # PostgreSQL's reflection does not expect.
+        plain = create_async_engine(db_url)
+        try:
+            async with plain.connect() as conn:
+                columns = await conn.run_sync(_columns, tables)
+        finally:
+            await plain.dispose()
+        # Every column the code declares is one the migrations made (up to 0004's
+        # push_jobs.trace_context), nullable as declared.
+        for table in tables.metadata.sorted_tables:
+            declared = {(c.name, bool(c.nullable)) for c in table.columns}
+            assert declared == columns[table.name], table.name
     finally:
         await backend.engine.dispose()
 
@@ -50,5 +74,30 @@ async def test_sqlite_creates_its_schema_on_first_use(tmp_path: object) -> None:
         async with backend.engine.connect() as conn:
             revision = await conn.scalar(sa.text("SELECT version_num FROM a2a_alembic_version"))
         assert revision == head_revision()
+    finally:
+        await backend.engine.dispose()
+
+
+async def test_the_upgrade_to_0004_keeps_the_queued_jobs(db_url: str, prefix: str) -> None:
+    """A job queued before ``push_jobs.trace_context`` existed stays, without a trace."""
+    backend = SqlBackend(db_url, prefix=prefix, create_schema=False)
+    jobs = sa.table(
+        f"{prefix}push_jobs",
+        *(sa.column(name) for name in ("task_id", "seq", "config_id", "attempts", "due_us")),
+        sa.column("queued_us"),
+    )
+    try:
+        async with backend.engine.begin() as conn:
+            await conn.run_sync(lambda c: command.upgrade(migrate._config(prefix, c), "0003"))
+            await conn.execute(
+                sa.insert(jobs).values(
+                    task_id="t", seq=2, config_id="c", attempts=0, due_us=0, queued_us=0
+                )
+            )
+        await upgrade(backend.engine, prefix)
+        await backend.start()
+        async with backend.engine.connect() as conn:
+            rows = (await conn.execute(sa.select(backend.tables.push_jobs))).all()
+        assert [(row.task_id, row.seq, row.trace_context) for row in rows] == [("t", 2, None)]
     finally:
         await backend.engine.dispose()

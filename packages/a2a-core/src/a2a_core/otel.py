@@ -21,7 +21,10 @@ What it emits (tables in ``docs/observability.md``):
   the current span while the agent runs, so an agent that calls another agent through an
   instrumented client continues the trace;
 - a CLIENT span per webhook delivery (all its attempts), a child of whatever wrote the
-  event (the agent's span), whose context goes out in the delivery's ``traceparent``;
+  event (the agent's span), whose context goes out in the delivery's ``traceparent``; a
+  durable queue's job carries that context as its W3C headers
+  (`OpenTelemetryObserver.push_context_headers`), so the delivery continues the trace on
+  whichever replica, or after whichever restart, it is made;
 - the W3C ``traceparent``/``tracestate``/``baggage`` of an incoming request (or whatever the
   global propagator reads) continue its trace; a span already current in the request (an
   ASGI or aiohttp instrumentation's) is the parent instead, and the call's span is then
@@ -308,9 +311,24 @@ class OpenTelemetryObserver:
         """The current context: the delivery's span is its child."""
         return otel_context.get_current()
 
+    def push_context_headers(self) -> Mapping[str, str]:
+        """The current context as the propagator writes it (``traceparent``, ``tracestate``,
+        ``baggage`` by default), for a delivery made elsewhere or later; empty without a
+        valid span or baggage."""
+        carrier: dict[str, str] = {}
+        (self._propagator or propagate.get_global_textmap()).inject(carrier)
+        return carrier
+
     def push_started(self, context: object, task_id: str, origin: str) -> PushObservation:
-        """A CLIENT span for the delivery (see the module docstring)."""
-        parent = context if isinstance(context, otel_context.Context) else None
+        """A CLIENT span for the delivery (see the module docstring): a child of
+        ``context``, an OpenTelemetry context (`push_context`) or the headers of one
+        (`push_context_headers`, read with the propagator)."""
+        parent: otel_context.Context | None = None
+        if isinstance(context, otel_context.Context):
+            parent = context
+        elif isinstance(context, Mapping) and context:
+            propagator = self._propagator or propagate.get_global_textmap()
+            parent = propagator.extract(context, otel_context.Context())
         scheme, _, hostport = origin.partition("://")
         host, _, port = hostport.rpartition(":") if hostport.count(":") else (hostport, "", "")
         attributes: dict[str, Any] = {

@@ -244,6 +244,8 @@ class RedisBackend:
         """
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(self.event_log)
+            # Its jobs carry the trace context of whoever wrote the event.
+            self.push_queue.observer = server.observer
             worker: PushWorker | None = None
             if server.push_enabled:
                 sender = WebhookPushSender(

@@ -11,11 +11,13 @@ Delivery is split in two so that no event is lost with the replica that produced
 
 - :class:`RedisPushQueue` is the :class:`~a2a_core.server.PushSender` the server calls for
   every event of a task with webhooks. It does not send anything: it appends one job (the
-  targets, the event and the task as it stands) to the stream ``P pushq`` and returns.
+  targets, the event, the task as it stands, and with an observer the trace context of
+  the agent that wrote the event, as W3C headers) to the stream ``P pushq`` and returns.
 - Every replica runs a :class:`PushWorker`, a consumer of the group ``a2a-push`` on that
   stream. Each job goes to one consumer, which hands it to its (in-memory)
   :class:`~a2a_core.server.WebhookPushSender` and acknowledges it only when every webhook
-  has its outcome (delivered, or given up after the sender's retries). A job whose
+  has its outcome (delivered, or given up after the sender's retries); the delivery's span
+  continues the job's trace on whichever replica makes it. A job whose
   consumer died stays pending: the replica that reaps the dead one claims its jobs at once
   (:meth:`PushWorker.take_over`), and every worker claims jobs idle for longer than
   ``claim_idle`` (``XAUTOCLAIM``), whatever happened to their consumer. Delivery is
@@ -41,6 +43,7 @@ from redis.asyncio import Redis
 
 from a2a_core.errors import LocalProtocolError
 from a2a_core.server.backends import (
+    Observer,
     PushConfigLimitError,
     PushSecretCipher,
     PushSecretError,
@@ -114,6 +117,10 @@ class _Job(msgspec.Struct, array_like=True, frozen=True):
     task: Task
     sealed: bool = False
     """The targets' secrets are encrypted (the queue has a cipher)."""
+    trace: dict[str, str] = {}
+    """The observer's context where the event was written, as text headers
+    (`Observer.push_context_headers`: ``traceparent``...): the delivery continues its
+    trace. Last, with a default, so a job queued before it existed still decodes."""
 
 
 _job_decoder: Final = msgspec.msgpack.Decoder(_Job)
@@ -334,6 +341,9 @@ class RedisPushQueue:
 
     ``maxlen`` bounds the stream (about; the oldest jobs go first, delivered or not).
     ``cipher``: the jobs carry the targets' secrets encrypted (the workers need the keys).
+    ``observer``: each job carries its `~Observer.push_context_headers` (the trace context
+    of the agent that wrote the event), which the worker's delivery continues (the backend
+    sets the server's).
     """
 
     def __init__(
@@ -344,12 +354,15 @@ class RedisPushQueue:
         maxlen: int = 100_000,
         write_retry: float = 5.0,
         cipher: PushSecretCipher | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.redis = redis
         self.keys = Keys(prefix)
         self.maxlen = maxlen
         self.write_retry = write_retry
         self.cipher = cipher
+        #: Asked for each job's trace context (see ``observer`` above).
+        self.observer = observer
 
     async def deliver(self, targets: list[PushTarget], event: StreamResponse, task: Task) -> None:
         """Queue one job; never raises (a push is a side channel of the task)."""
@@ -357,7 +370,8 @@ class RedisPushQueue:
         configs = [(t.legacy_v0_3, t.config) for t in targets]
         if cipher is not None:
             configs = [(legacy, cipher.encrypt(config)) for legacy, config in configs]
-        job = _Job(targets=configs, event=event, task=task, sealed=cipher is not None)
+        trace = dict(self.observer.push_context_headers()) if self.observer is not None else {}
+        job = _Job(targets=configs, event=event, task=task, sealed=cipher is not None, trace=trace)
         blob = _encoder.encode(job)
 
         async def queue() -> Any:
@@ -546,7 +560,7 @@ class PushWorker:
             if job is not None:
                 targets = self._targets(job)
                 try:
-                    await self.sender.send(targets, job.event, job.task)
+                    await self.sender.send(targets, job.event, job.task, context=job.trace or None)
                 except Exception:
                     logger.exception("push job %r failed unexpectedly", entry_id)
             await self._ack(entry_id)

@@ -146,7 +146,9 @@ class Tables:
         # One row per (event, webhook) not delivered yet: the event is the row of `events`
         # at (task_id, seq), the webhook the row of `push_configs` at (task_id, config_id),
         # both read at delivery (no secret is copied here); `task_body` is the task as it
-        # stood after the event, for v0.3 webhooks only (their body).
+        # stood after the event, for v0.3 webhooks only (their body); `trace_context` the
+        # observer's trace context where the event was written, the JSON of its W3C
+        # headers (`traceparent`...; migration 0004), NULL without one.
         self.push_jobs = Table(
             f"{p}push_jobs",
             metadata,
@@ -161,6 +163,7 @@ class Tables:
             Column("claimed_until", BigInteger, nullable=True),
             Column("queued_us", BigInteger, nullable=False),
             Column("last_error", String(255), nullable=True),
+            Column("trace_context", Text, nullable=True),
         )
         self.meta = Table(
             f"{p}meta",

@@ -12,7 +12,10 @@ the process died is delivered after a restart (or by another process on the data
 - **No secret in the queue.** A job names its event (``task_id``, ``seq``: the row of
   ``events``) and its webhook (``config_id``: the row of ``push_configs``, encrypted at
   rest with a cipher); both are read at delivery. Only v0.3 webhooks need a copy, of the
-  task as it stood after the event (their body), in ``task_body``.
+  task as it stood after the event (their body), in ``task_body``. With an observer, the
+  job keeps the trace context where the event was written, as the JSON of its W3C headers
+  (``trace_context``: `Observer.push_context_headers`), and its delivery continues that
+  trace whichever process makes it, and after a restart.
 - **Claimed, then delivered, then deleted.** A worker claims due jobs in one short
   transaction (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL and MariaDB/MySQL: two
   workers never take the same row; SQLite, one process, needs no lock), writing a claim
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
+import msgspec
 import sqlalchemy as sa
 from anyio.abc import TaskGroup, TaskStatus
 from sqlalchemy.exc import SQLAlchemyError
@@ -56,6 +60,7 @@ from a2a_core import codec
 from a2a_core.server.backends import (
     BackendUnavailableError,
     LoggedPushSender,
+    Observer,
     PushAttempt,
     PushTarget,
     ServerHandle,
@@ -81,6 +86,10 @@ _MiB: Final = 1 << 20
 #: Seconds before a claim's deadline at which a running attempt is cancelled (the local
 #: clock runs from before the claim was written, so this is on the safe side).
 _CLAIM_MARGIN: Final = 1.0
+
+#: A job's trace context (`Observer.push_context_headers`) to and from its JSON column.
+_trace_encoder: Final = msgspec.json.Encoder()
+_trace_decoder: Final = msgspec.json.Decoder(dict[str, str])
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +168,8 @@ class SqlPushQueue:
         self._unannounced = 0  # jobs queued by writes the server has not woken us for
         #: The running worker, while :meth:`service` runs.
         self.worker: SqlPushWorker | None = None
+        #: Asked for each job's trace context (the server's, set by :meth:`service`).
+        self.observer: Observer | None = None
 
     # -- queueing, in the store's transaction ------------------------------------------------
 
@@ -212,6 +223,11 @@ class SqlPushQueue:
             await conn.execute(sa.delete(jobs).where(jobs.c.id.in_(oldest)))
             self._dropped(len(oldest), task.id, f"the task has {limit} jobs queued (oldest)")
         queued_us = now_us()
+        trace: str | None = None
+        if self.observer is not None:
+            headers = self.observer.push_context_headers()
+            if headers:
+                trace = _trace_encoder.encode(dict(headers)).decode()
         await conn.execute(
             sa.insert(jobs),
             [
@@ -226,6 +242,7 @@ class SqlPushQueue:
                     "claimed_until": None,
                     "queued_us": queued_us,
                     "last_error": None,
+                    "trace_context": trace,
                 }
                 for row in configs
             ],
@@ -303,6 +320,7 @@ class SqlPushQueue:
         if not self.enabled:
             yield self
             return
+        self.observer = server.observer
         settings = self.settings
         options: dict[str, Any] = {"workers": settings.max_in_flight, **settings.webhook}
         sender = WebhookPushSender(
@@ -333,9 +351,22 @@ class _Job:
     config_id: str
     attempts: int
     task_body: str | None
+    trace: str | None
+    """The JSON of the trace context's headers where the event was written, or ``None``."""
     token: str
     deadline: float
     """This process's clock (``anyio.current_time``) before which the claim is surely ours."""
+
+
+def _trace_of(job: _Job) -> dict[str, str] | None:
+    """A job's trace context headers (``None``: none, or unreadable: a new trace)."""
+    if not job.trace:
+        return None
+    try:
+        return _trace_decoder.decode(job.trace) or None
+    except msgspec.DecodeError:  # ValidationError is one
+        logger.info("push job %d (task %s): unreadable trace context", job.id, job.task_id)
+        return None
 
 
 class SqlPushWorker:
@@ -406,7 +437,7 @@ class SqlPushWorker:
         earlier = jobs.alias("earlier")
         j = jobs.c
         query = (
-            sa.select(j.id, j.task_id, j.seq, j.config_id, j.attempts, j.task_body)
+            sa.select(j.id, j.task_id, j.seq, j.config_id, j.attempts, j.task_body, j.trace_context)
             .where(
                 j.due_us <= now,
                 sa.or_(j.claimed_until.is_(None), j.claimed_until <= now),
@@ -444,6 +475,7 @@ class SqlPushWorker:
                 config_id=row.config_id,
                 attempts=int(row.attempts),
                 task_body=row.task_body,
+                trace=row.trace_context,
                 token=token,
                 deadline=deadline,
             )
@@ -488,7 +520,9 @@ class SqlPushWorker:
             return PushAttempt(delivered=False, retry_in=None, reason=why)
         event = codec.decode(event_body, StreamResponse)
         task = codec.decode(job.task_body, Task) if job.task_body is not None else None
-        return await self.sender.attempt(targets[0], event, task, attempt=job.attempts)
+        return await self.sender.attempt(
+            targets[0], event, task, attempt=job.attempts, context=_trace_of(job)
+        )
 
     async def _finish(self, job: _Job, outcome: PushAttempt) -> None:
         """Delete the job (done) or put it back due later; retried while the claim holds."""

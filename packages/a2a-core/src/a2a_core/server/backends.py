@@ -26,6 +26,9 @@ in one place:
   `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
   delivery a backend may wrap (its `WebhookPushSender.attempt` makes one attempt and says
   when the next is due, a `PushAttempt`, for a queue that keeps retries durable);
+  `Observer`, the server's observer (`ServerHandle.observer`), whose
+  `Observer.push_context_headers` a durable push queue keeps with each job so that its
+  delivery continues the trace of the agent that wrote the event;
 - `PushSecretCipher` (and `PushSecretError`, `redact_push_config`), to keep the webhooks'
   tokens and credentials encrypted in the backend's storage;
 - the **server operations** a shared backend needs, as methods of `A2AServer`:
@@ -46,6 +49,7 @@ from a2a_core.server.events import (
     MeasuredEventLog,
 )
 from a2a_core.server.health import Health, HealthCheckingBackend
+from a2a_core.server.observe import Observer
 from a2a_core.server.outages import BackendUnavailableError, OutageLog
 from a2a_core.server.page_tokens import (
     NO_TIMESTAMP,
@@ -98,6 +102,7 @@ __all__ = [
     "LoggedPushSender",
     "LoggedTaskStore",
     "MeasuredEventLog",
+    "Observer",
     "PushAttempt",
     "OutageLog",
     "PushConfigLimitError",

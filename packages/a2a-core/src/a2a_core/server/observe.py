@@ -28,7 +28,10 @@ The points, and who calls them:
 - **push delivery** (``push_delivery``): `Observer.push_context` when an event is queued
   for webhooks (the context of whoever caused it), `Observer.push_started` when its
   delivery begins, whose :class:`PushObservation` gives headers to add (``traceparent``),
-  is entered around the attempts and hears each attempt and the outcome;
+  is entered around the attempts and hears each attempt and the outcome. A durable queue
+  (``a2aserve_redis``, ``a2a_sql``), whose deliveries may be made by another process or
+  after a restart, asks for `Observer.push_context_headers` instead, the same context as
+  text, keeps it with the job, and hands the mapping back as ``push_started``'s context;
   `Observer.push_dropped` for a delivery that was not queued, `Observer.push_queue_depth`
   whenever the number of unfinished deliveries changes;
 - **backend operations** (``storage``): `Observer.backend_operation` with the seconds each
@@ -43,7 +46,7 @@ passes them back.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from a2a_core.call import Call
@@ -155,9 +158,17 @@ class Observer(Protocol):
         (a tracer's current context); called in the task that wrote the event."""
         ...
 
+    def push_context_headers(self) -> Mapping[str, str]:
+        """The current context as text headers (a tracer's ``traceparent``/``tracestate``/
+        ``baggage``), for an event whose webhook deliveries are queued to be sent by another
+        process or after a restart; `push_started` then receives this mapping as its
+        ``context``. Called in the task that wrote the event; empty: nothing to carry."""
+        ...
+
     def push_started(self, context: object, task_id: str, origin: str) -> PushObservation:
-        """The delivery of an event queued under ``context`` to the webhook at ``origin``
-        (scheme, host and port: never the path or query, which may hold secrets)."""
+        """The delivery of an event queued under ``context`` (what `push_context` returned,
+        or the mapping of `push_context_headers`) to the webhook at ``origin`` (scheme, host
+        and port: never the path or query, which may hold secrets)."""
         ...
 
     def push_dropped(self, task_id: str, reason: str) -> None:
@@ -235,6 +246,10 @@ class NoOpObserver:
     def push_context(self) -> object:
         """Nothing."""
         return None
+
+    def push_context_headers(self) -> Mapping[str, str]:
+        """No headers."""
+        return {}
 
     def push_started(self, context: object, task_id: str, origin: str) -> PushObservation:
         """The shared no-op observation."""
@@ -323,8 +338,18 @@ class Observers:
         """Every observer's context, in order."""
         return tuple(o.push_context() for o in self.observers)
 
+    def push_context_headers(self) -> Mapping[str, str]:
+        """Every observer's headers, merged (a later observer's value of a header wins)."""
+        merged: dict[str, str] = {}
+        for observer in self.observers:
+            merged.update(observer.push_context_headers())
+        return merged
+
     def push_started(self, context: object, task_id: str, origin: str) -> PushObservation:
-        """Every observer's observation of the delivery."""
+        """Every observer's observation of the delivery: each with its own context (the
+        tuple of `push_context`), or each with the same mapping (`push_context_headers`)."""
+        if isinstance(context, Mapping):
+            return _Both([o.push_started(context, task_id, origin) for o in self.observers])
         assert isinstance(context, tuple)
         return _Both(
             [

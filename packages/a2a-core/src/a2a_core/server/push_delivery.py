@@ -120,7 +120,8 @@ class _Delivery:
     headers: tuple[tuple[str, str], ...]
     """Content type and credentials (never logged)."""
     context: object = None
-    """The observer's context of the moment it was queued (`Observer.push_context`)."""
+    """The observer's context of the moment it was queued (`Observer.push_context`, or the
+    headers of `Observer.push_context_headers` a durable queue kept)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,7 +352,14 @@ class WebhookPushSender:
         for delivery in self._prepare(targets, event, task):
             self._enqueue(delivery)
 
-    async def send(self, targets: list[PushTarget], event: StreamResponse, task: Task) -> None:
+    async def send(
+        self,
+        targets: list[PushTarget],
+        event: StreamResponse,
+        task: Task,
+        *,
+        context: object = None,
+    ) -> None:
         """Deliver one event to every target now, in the calling task, and return when each
         delivery has its outcome (delivered, or given up after the retries).
 
@@ -359,10 +367,13 @@ class WebhookPushSender:
         event only after this returns, so a replica that dies mid-delivery leaves the event
         to another one). Same bodies, headers, guard, retries and counters as
         :meth:`deliver`; no queue bound and no ordering lane: the caller orders its calls.
+        ``context``: the observer's context of the moment the event was queued, as the queue
+        kept it (`Observer.push_context_headers`), instead of the calling task's
+        (`Observer.push_context`).
         """
         if self._state != "running":
             raise RuntimeError("the WebhookPushSender is not running: use `async with sender:`")
-        for delivery in self._prepare(targets, event, task):
+        for delivery in self._prepare(targets, event, task, context):
             try:
                 await self._send_one(delivery)
             except Exception:
@@ -370,7 +381,13 @@ class WebhookPushSender:
                 logger.exception("push to %s failed unexpectedly", delivery.hook.origin)
 
     async def attempt(
-        self, target: PushTarget, event: StreamResponse, task: Task | None, *, attempt: int = 0
+        self,
+        target: PushTarget,
+        event: StreamResponse,
+        task: Task | None,
+        *,
+        attempt: int = 0,
+        context: object = None,
     ) -> PushAttempt:
         """Make attempt number ``attempt`` (0-based) of delivering one event to one webhook,
         now, and say what came of it, without sleeping after a failure.
@@ -380,11 +397,11 @@ class WebhookPushSender:
         ``retry_in`` is this sender's backoff for the next attempt, ``None`` once it would
         give up. Same body, headers, guard, timeout, final-failure log and counters as
         :meth:`send`. ``task`` is the body of a v0.3 target (the task as it stood after the
-        event); a v1.0 target needs none.
+        event); a v1.0 target needs none. ``context``: as for :meth:`send`.
         """
         if self._state != "running":
             raise RuntimeError("the WebhookPushSender is not running: use `async with sender:`")
-        deliveries = self._prepare([target], event, task)
+        deliveries = self._prepare([target], event, task, context)
         if not deliveries:  # refused or unsendable: counted and logged by _prepare
             return PushAttempt(delivered=False, retry_in=None, reason="not sendable")
         delivery = deliveries[0]
@@ -423,11 +440,17 @@ class WebhookPushSender:
             return PushAttempt(delivered=False, retry_in=None, reason="unexpected error")
 
     def _prepare(
-        self, targets: list[PushTarget], event: StreamResponse, task: Task | None
+        self,
+        targets: list[PushTarget],
+        event: StreamResponse,
+        task: Task | None,
+        context: object = None,
     ) -> list[_Delivery]:
-        """One ready delivery per target that passes the static checks (refusals counted)."""
+        """One ready delivery per target that passes the static checks (refusals counted);
+        under ``context``, else the observer's current one."""
         deliveries: list[_Delivery] = []
-        context = self.observer.push_context() if self.observer is not None else None
+        if context is None and self.observer is not None:
+            context = self.observer.push_context()
         v1_body: bytes | None = None
         v0_3_body: bytes | None = None
         for target in targets:
