@@ -536,17 +536,19 @@ async def test_a_job_claimed_by_a_dead_process_is_delivered_once_its_claim_ran_o
             TaskPushNotificationConfig(task_id="legacy", url=hook.url), legacy_v0_3=True
         )
         await _emit(backend, task, 1)
+        dead = "d" * 32
         async with backend.engine.begin() as conn:
-            await conn.execute(
-                sa.update(jobs).values(claim="d" * 32, claimed_until=now + 2_000_000)
-            )
+            await conn.execute(sa.update(jobs).values(claim=dead, claimed_until=now + 2_000_000))
         async with serving(backend):
             # On SQLite (one process per database) the claim is released when the server
             # starts; elsewhere it holds until its deadline, on the database's clock.
             while not db_url.startswith("sqlite"):
                 seen = len(hook.bodies)  # before the claim is read: if it still held then...
                 async with backend.engine.connect() as conn:
-                    valid = await conn.scalar(sa.select(jobs.c.claimed_until > now))
+                    # The dead process's claim, not the one this server takes once it ran out.
+                    valid = await conn.scalar(
+                        sa.select(sa.and_(jobs.c.claim == dead, jobs.c.claimed_until > now))
+                    )
                 if not valid:
                     break
                 assert seen == 0  # ...nothing was delivered: the claim was not ours
