@@ -782,8 +782,10 @@ def before_after(run: Run, markdown: bool) -> list[str]:
             continue
         ratio = row.rate / prior.rate
         # The larger of the two rows' round-to-round spreads: a ratio within it is noise.
+        # A run saved before the rounds' rates were kept has none: its spread is unknown.
+        known = bool(prior.round_rates and row.round_rates)
         noise = max(spread(prior), spread(row))
-        verdict = "ok" if ratio >= 0.95 or 1 - ratio <= noise else "SLOWER"
+        verdict = "ok" if ratio >= 0.95 or (known and 1 - ratio <= noise) else "SLOWER"
         cells.append(
             [
                 row.server,
@@ -791,7 +793,7 @@ def before_after(run: Run, markdown: bool) -> list[str]:
                 _fmt_rate(prior.rate),
                 _fmt_rate(row.rate),
                 f"{ratio:.2f}x",
-                f"{noise:.0%}",
+                f"{noise:.0%}" if known else "?",
                 verdict,
                 f"{_fmt_ms(prior.p99_ms)} / {_fmt_ms(row.p99_ms)}",
             ]
