@@ -496,6 +496,39 @@ async def test_metrics_after_a_known_sequence(harness: Harness, otel: Otel) -> N
     assert units["a2a.server.requests.refused"] == "{request}"
 
 
+async def test_a_trace_not_sampled_records_no_span_and_still_counts(harness: Harness) -> None:
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    spans = InMemorySpanExporter()
+    tracer_provider = TracerProvider(sampler=ALWAYS_OFF)
+    tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
+    reader = InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    observer = OpenTelemetryObserver(
+        tracer_provider=tracer_provider, meter_provider=meter_provider, log_correlation=False
+    )
+    seen.clear()
+    server = A2AServer(echo, card=make_card(), observer=observer)
+    try:
+        async with harness.serve(server) as live:
+            await live.result("SendMessage", send_params("hello"))
+        assert spans.get_finished_spans() == ()
+        # The agent still runs in a (non-recording) span of a valid trace: its own calls
+        # carry that trace on, marked not sampled.
+        ((trace_id, span_id),) = seen
+        assert trace_id != "0" * 32 and span_id != "0" * 16
+        otel = Otel(spans, reader, observer)
+        metrics = otel.metrics()
+        assert metrics["a2a.server.tasks.finished"] == [
+            ({"a2a.task.state": "TASK_STATE_COMPLETED"}, 1)
+        ]
+        ((attributes, count),) = metrics["rpc.server.call.duration"]
+        assert (attributes["a2a.outcome"], count) == ("ok", 1)
+    finally:
+        tracer_provider.shutdown()
+        meter_provider.shutdown()
+
+
 # --- the seam --------------------------------------------------------------------------------
 
 

@@ -279,13 +279,11 @@ class OpenTelemetryObserver:
             return  # one event per artifact and one for its last chunk, not per chunk
         if event.task is not None:
             return  # the task's creation: its execution's span has just begun
-        span = self._agent_spans.get(task.id)
-        if span is None:
-            span = trace.get_current_span()
-            if not span.is_recording():
-                if event.status_update is not None:
-                    self._maybe_finished(event)
-                return
+        span = self._agent_spans.get(task.id) or trace.get_current_span()
+        if not span.is_recording():  # none, or not sampled: no event to build
+            if event.status_update is not None:
+                self._maybe_finished(event)
+            return
         status = event.status_update
         if status is not None:
             state = status.status.state.value
