@@ -5,6 +5,8 @@ driver, without touching the database server others use.
         ...                                      # connect through 127.0.0.1:proxy.port
         proxy.cut()      # open connections reset, new ones refused
         proxy.restore()  # listening again on the same port
+        proxy.stall()    # bytes stop flowing, nothing is closed: a network that drops
+                         # packets silently (restore() lets them flow again)
 
 Threads, not the test's event loop: it keeps forwarding whatever the test awaits.
 """
@@ -29,6 +31,9 @@ class TcpProxy:
         self._sockets: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        #: Set while bytes flow; cleared by `stall`.
+        self._flowing = threading.Event()
+        self._flowing.set()
 
     def __enter__(self) -> TcpProxy:
         self.restore()
@@ -49,8 +54,14 @@ class TcpProxy:
         """Whether it accepts connections now."""
         return self._listener is not None
 
+    def stall(self) -> None:
+        """Stop forwarding, in both directions, on open and new connections alike, and
+        close nothing: what a peer sees of a network that silently drops its packets."""
+        self._flowing.clear()
+
     def restore(self) -> None:
-        """Listen (again, on the same port once it has one)."""
+        """Listen (again, on the same port once it has one), and let bytes flow."""
+        self._flowing.set()
         if self._listener is not None:
             return
         listener = socket.socket()
@@ -108,6 +119,9 @@ class TcpProxy:
     def _pipe(self, source: socket.socket, sink: socket.socket, ended: list[bool]) -> None:
         try:
             while data := source.recv(65536):
+                while not self._flowing.wait(0.1):  # stalled: hold the bytes
+                    if self._listener is None:
+                        raise OSError("cut")
                 sink.sendall(data)
         except OSError:
             pass

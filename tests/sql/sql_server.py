@@ -76,6 +76,7 @@ def main() -> None:
     parser.add_argument("--replica-id", default=None)
     parser.add_argument("--lease-ttl", type=float, default=10.0)
     parser.add_argument("--keep-alive", type=float, default=15.0)
+    parser.add_argument("--statement-timeout", type=float, default=10.0)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     for noisy in ("httpx", "uvicorn.access", "aiohttp.access"):
@@ -97,6 +98,7 @@ def main() -> None:
         replica_id=args.replica_id or f"sql-server-{args.prefix}",
         lease_ttl=args.lease_ttl,
         reap_interval=min(args.lease_ttl / 4, 0.5),
+        statement_timeout=args.statement_timeout,
     )
     server = A2AServer(
         agent,

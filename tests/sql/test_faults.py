@@ -131,6 +131,62 @@ async def test_requests_fail_clearly_while_the_database_is_down_and_recover(
             server.stop()
 
 
+async def test_a_network_that_drops_packets_costs_a_request_the_statement_timeout(
+    db_url: str, prefix: str, tmp_path: Path
+) -> None:
+    """No reset, no refusal: the bytes stop. Without a timeout each request would wait for
+    the kernel to give up on the connection (about 15 minutes); with the backend's
+    ``statement_timeout`` it gets the clear error in about that time, and once the network
+    answers again the server serves by itself."""
+    url = _networked(db_url)
+    await upgrade(db_url, prefix)
+    timeout = 1.0
+    with TcpProxy(url.host or "127.0.0.1", url.port or 0) as proxy:
+        via_proxy = url.set(host="127.0.0.1", port=proxy.port)
+        server = Server(
+            via_proxy.render_as_string(hide_password=False),
+            prefix,
+            tmp_path / "server.log",
+            "--statement-timeout",
+            str(timeout),
+        )
+        try:
+            async with httpx.AsyncClient(timeout=60) as client:
+                kept = (await result(client, server.url, "SendMessage", send_params("echo kept")))[
+                    "task"
+                ]
+                proxy.stall()
+                for method, params in (
+                    ("GetTask", {"id": kept["id"]}),
+                    ("SendMessage", send_params("echo lost")),
+                ):
+                    started = anyio.current_time()
+                    error = (await rpc(client, server.url, method, params))["error"]
+                    waited = anyio.current_time() - started
+                    assert (error["code"], error["message"]) == (-32603, UNAVAILABLE), error
+                    # A statement's timeout, a ping's (a connection idle for a while is
+                    # pinged first), or a new connection's connect timeout (10 s): bounded.
+                    assert waited < 25, (method, waited)
+                card = await client.get(server.url + CARD)
+                assert card.status_code == 200
+                proxy.restore()
+                with anyio.fail_after(30):
+                    while "error" in (
+                        doc := await rpc(client, server.url, "GetTask", {"id": kept["id"]})
+                    ):
+                        assert doc["error"]["message"] == UNAVAILABLE
+                        await anyio.sleep(0.2)
+                assert doc["result"] == kept
+                after = (await result(client, server.url, "SendMessage", send_params("echo back")))[
+                    "task"
+                ]
+                assert after["status"]["state"] == "TASK_STATE_COMPLETED"
+            log = server.output()
+            assert "Traceback" not in log, log
+        finally:
+            server.stop()
+
+
 async def _terminate_connections(admin_url: str, database: str, stop: anyio.Event) -> int:
     """Kill every connection to ``database`` (not ours: we are on another one) every
     few tens of milliseconds until ``stop``; returns how many were killed."""

@@ -64,12 +64,23 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def make_engine(
-    url: str | sa.URL, *, outages: OutageLog | None = None, **options: Any
+    url: str | sa.URL,
+    *,
+    outages: OutageLog | None = None,
+    statement_timeout: float | None = None,
+    **options: Any,
 ) -> AsyncEngine:
     """The engine of a backend: documents pass as ProtoJSON text, unparsed (`Document`);
     connection failures raise `BackendUnavailableError`, logged once per outage in
     ``outages`` (see `watch_faults`); connections idle for a while are pinged before use
     (`_ping_when_idle`), so that the pool recovers from a database restart by itself.
+
+    ``statement_timeout``: seconds a statement may wait for the database's answer before
+    it fails as the database being unreachable (asyncpg's ``command_timeout``, asyncmy's
+    ``read_timeout``, set unless ``connect_args`` already has them), so that a network that
+    silently drops packets costs each request that long rather than the kernel's
+    retransmission timeout (a quarter of an hour on Linux). ``None``: no limit. SQLite,
+    a local file, needs none (its locks have ``busy_timeout``).
 
     SQLite gets one connection (``pool_size=1``): its writers take turns anyway, and one
     connection means the read-then-write of a transaction never races another in process.
@@ -90,9 +101,15 @@ def make_engine(
         options.setdefault("max_overflow", POOL_SIZE)
         if "pool_pre_ping" not in options:
             ping_after = PING_AFTER
-    if url.get_driver_name() == "asyncpg":
+    driver = url.get_driver_name()
+    if driver in ("asyncpg", "asyncmy"):
         connect_args = dict(options.get("connect_args") or {})
-        connect_args.setdefault("timeout", CONNECT_TIMEOUT)
+        if driver == "asyncpg":
+            connect_args.setdefault("timeout", CONNECT_TIMEOUT)
+        if statement_timeout is not None:
+            connect_args.setdefault(
+                "command_timeout" if driver == "asyncpg" else "read_timeout", statement_timeout
+            )
         options["connect_args"] = connect_args
     engine = create_async_engine(url, **options)
     if url.get_backend_name() == "sqlite":

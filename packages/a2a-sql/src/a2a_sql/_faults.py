@@ -11,6 +11,9 @@ code on the same engine) is covered without a ``try`` around each:
   checkout connects afresh: the server recovers by itself once the database is back. A
   failed pre-ping is left alone: the pool reconnects transparently, and only a failed
   reconnect is an outage.
+- a statement that got no answer within the backend's ``statement_timeout`` (the driver's
+  timeout: a network that silently drops packets) is the same, and its connection is
+  dropped rather than returned to the pool with the statement still in flight.
 - ``do_connect``: a driver that fails to connect with a plain ``OSError`` or timeout
   (asyncpg's "connection refused") rather than a DB-API error is answered the same; a
   connect that succeeds ends the outage in the log.
@@ -106,6 +109,10 @@ def watch_faults(engine: AsyncEngine, outages: OutageLog) -> None:
             or _server_going_away(original)
             or (ctx.dialect.name == "sqlite" and _sqlite_unavailable(original))
         ):
+            if isinstance(original, TimeoutError):
+                # No answer in time (asyncpg's command_timeout): the connection still has
+                # the statement in flight, on a network that may never answer. Drop it.
+                ctx.is_disconnect = True
             raise outages.failed(original, "connecting" if connecting else "running a statement")
 
     def on_connect(dialect: Dialect, _record: Any, cargs: Any, cparams: Any) -> Any:

@@ -87,6 +87,11 @@ class SqlBackend:
         its `WebhookPushSender` (`PushQueueSettings`).
     :param push_secret_keys: Fernet keys, newest first, to keep webhook secrets encrypted.
     :param engine_options: more arguments of ``create_async_engine`` (pool sizes...).
+    :param statement_timeout: seconds a statement may wait for the database's answer
+        (PostgreSQL and MySQL/MariaDB) before the call gets "Task store unavailable" and
+        its connection is dropped: a network that silently drops packets then costs a
+        request this long, not the kernel's retransmission timeout of about 15 minutes.
+        Far above any statement of the backend's (milliseconds); ``None``: no limit.
     :param replica_id: this replica's name on PostgreSQL, unique among live replicas
         (random by default; a stable one, e.g. the pod name, lets a restarted replica fail
         its previous run's tasks at once).
@@ -114,6 +119,7 @@ class SqlBackend:
         push_queue: PushQueueSettings | None = None,
         push_secret_keys: Sequence[str | bytes] = (),
         engine_options: Mapping[str, Any] | None = None,
+        statement_timeout: float | None = 10.0,
         replica_id: str | None = None,
         lease_ttl: float = 10.0,
         reap_interval: float | None = None,
@@ -132,7 +138,9 @@ class SqlBackend:
             settings["a2a.replica"] = replica_id
             connect_args["server_settings"] = settings
             options["connect_args"] = connect_args
-        self.engine = make_engine(url, **options)
+        if statement_timeout is not None and statement_timeout <= 0:
+            raise ValueError("statement_timeout must be > 0 (or None: no limit)")
+        self.engine = make_engine(url, statement_timeout=statement_timeout, **options)
         self.tables = Tables(prefix)
         self.prefix = prefix
         is_sqlite = self.engine.dialect.name == "sqlite"
@@ -173,7 +181,10 @@ class SqlBackend:
             # The listener's connection comes from an engine of its own without a pool:
             # a pool exhausted by requests must never delay the lease renewals.
             listen_engine = make_engine(
-                url, poolclass=NullPool, connect_args=options.get("connect_args", {})
+                url,
+                poolclass=NullPool,
+                connect_args=options.get("connect_args", {}),
+                statement_timeout=statement_timeout,
             )
             self.replicas = Replicas(
                 self.engine,
