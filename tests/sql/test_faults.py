@@ -187,6 +187,62 @@ async def test_a_network_that_drops_packets_costs_a_request_the_statement_timeou
             server.stop()
 
 
+async def test_a_running_agent_rides_out_a_short_outage(
+    db_url: str, prefix: str, tmp_path: Path
+) -> None:
+    """The agent's writes during a cut of a second are tried again (``write_retry``): the
+    task completes as if nothing happened, every chunk logged once."""
+    url = _networked(db_url)
+    await upgrade(db_url, prefix)
+    with TcpProxy(url.host or "127.0.0.1", url.port or 0) as proxy:
+        via_proxy = url.set(host="127.0.0.1", port=proxy.port)
+        server = Server(via_proxy.render_as_string(hide_password=False), prefix, tmp_path / "s.log")
+        try:
+            async with httpx.AsyncClient(timeout=30) as client:
+                sent = await result(
+                    client,
+                    server.url,
+                    "SendMessage",
+                    send_params("stream 20 0.1", returnImmediately=True),
+                )
+                task_id = sent["task"]["id"]
+                await anyio.sleep(0.5)
+                proxy.cut()
+                await anyio.sleep(1.0)
+                proxy.restore()
+                with anyio.fail_after(30):
+                    while True:
+                        doc = await rpc(client, server.url, "GetTask", {"id": task_id})
+                        state = doc.get("result", {}).get("status", {}).get("state")
+                        if state in ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED"):
+                            break
+                        await anyio.sleep(0.1)
+                task = doc["result"]
+                assert state == "TASK_STATE_COMPLETED", task
+                text = "".join(p["text"] for a in task["artifacts"] for p in a["parts"])
+                assert text == "".join(f"chunk{i} " for i in range(20))
+                async with Sse(
+                    client,
+                    server.url,
+                    "SubscribeToTask",
+                    {"id": task_id},
+                    headers={"Last-Event-ID": "0"},
+                ) as replay:
+                    frames = await replay.rest()
+                chunks = [
+                    part["text"]
+                    for _, frame in frames
+                    if "artifactUpdate" in frame.get("result", {})
+                    for part in frame["result"]["artifactUpdate"]["artifact"]["parts"]
+                ]
+                assert chunks == [f"chunk{i} " for i in range(20)]  # each logged once
+            log = server.output()
+            assert "Traceback" not in log, log
+            assert log.count("the database unreachable") == 1, log  # the cut was felt
+        finally:
+            server.stop()
+
+
 async def _terminate_connections(admin_url: str, database: str, stop: anyio.Event) -> int:
     """Kill every connection to ``database`` (not ours: we are on another one) every
     few tens of milliseconds until ``stop``; returns how many were killed."""

@@ -45,6 +45,7 @@ from sqlalchemy.pool import NullPool
 from a2a_core.server.backends import (
     Backend,
     BackendUnavailableError,
+    OutageLog,
     PushSecretCipher,
     PushSender,
     ServerHandle,
@@ -87,6 +88,9 @@ class SqlBackend:
         its `WebhookPushSender` (`PushQueueSettings`).
     :param push_secret_keys: Fernet keys, newest first, to keep webhook secrets encrypted.
     :param engine_options: more arguments of ``create_async_engine`` (pool sizes...).
+    :param write_retry: seconds a task's create or save keeps trying while the database is
+        unreachable, so that a running agent rides out a restart or failover that short
+        (a retry never applies a write twice: `SqlTaskStore`); ``0``: not at all.
     :param statement_timeout: seconds a statement may wait for the database's answer
         (PostgreSQL and MySQL/MariaDB) before the call gets "Task store unavailable" and
         its connection is dropped: a network that silently drops packets then costs a
@@ -119,6 +123,7 @@ class SqlBackend:
         push_queue: PushQueueSettings | None = None,
         push_secret_keys: Sequence[str | bytes] = (),
         engine_options: Mapping[str, Any] | None = None,
+        write_retry: float = 5.0,
         statement_timeout: float | None = 10.0,
         replica_id: str | None = None,
         lease_ttl: float = 10.0,
@@ -140,7 +145,12 @@ class SqlBackend:
             options["connect_args"] = connect_args
         if statement_timeout is not None and statement_timeout <= 0:
             raise ValueError("statement_timeout must be > 0 (or None: no limit)")
-        self.engine = make_engine(url, statement_timeout=statement_timeout, **options)
+        # One database, one outage log: the listener's engine (below) shares it, so an
+        # outage is one warning whichever connection met it first.
+        outages = OutageLog(logger, "the database")
+        self.engine = make_engine(
+            url, outages=outages, statement_timeout=statement_timeout, **options
+        )
         self.tables = Tables(prefix)
         self.prefix = prefix
         is_sqlite = self.engine.dialect.name == "sqlite"
@@ -160,6 +170,7 @@ class SqlBackend:
             self._event_log,
             ttl=task_ttl,
             replica_id=self.replica_id,
+            write_retry=write_retry,
         )
         self._push_configs = SqlPushConfigStore(
             self.engine,
@@ -184,6 +195,7 @@ class SqlBackend:
                 url,
                 poolclass=NullPool,
                 connect_args=options.get("connect_args", {}),
+                outages=outages,
                 statement_timeout=statement_timeout,
             )
             self.replicas = Replicas(

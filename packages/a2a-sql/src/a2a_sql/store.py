@@ -18,6 +18,13 @@ with InvalidParams (`SqlTaskStore.check_message`, before the agent runs).
 ``save_logged`` queues the event's webhook jobs in that write too (``push_queue``,
 `a2a_sql.push_queue`): no logged event lacks them.
 
+Writes ride out a short outage (a database restart or failover): a create or save that
+finds the database unreachable is tried again for up to ``write_retry`` seconds. A retry
+after a reply lost in transit must not apply twice, so when the retry finds the id taken
+or the version moved, `_already_written` looks whether the first attempt did commit (the
+task at the version it would have made, with this write's last event) and then reports it
+done.
+
 A store with a ``replica_id`` records, in the same write, that replica as the ``runner`` of
 a task it writes submitted or working (cleared by any other state): what the leases of
 `a2a_sql.SqlBackend` on PostgreSQL fail when that replica is lost.
@@ -36,9 +43,11 @@ drops them, in batches, with their event logs and push configs.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+import anyio
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
@@ -46,6 +55,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from a2a_core import codec
 from a2a_core.server.backends import (
+    BackendUnavailableError,
     ConcurrentUpdateError,
     InvalidPageTokenError,
     StoredTask,
@@ -61,7 +71,7 @@ from a2a_core.server.backends import (
 )
 from a2a_core.types import Message, StreamResponse, Task, TaskState
 
-from ._common import check_document, check_key, db_now_plus, db_now_us
+from ._common import check_document, check_key, db_now_plus, db_now_us, logger
 from ._schema import Document, Key, Tables
 from .events import SqlEventLog, encode_event
 
@@ -116,6 +126,8 @@ class SqlTaskStore(TaskStore):
     :param ttl: seconds a terminal task is kept after it finished (``None``: forever).
     :param replica_id: the replica this store writes for (the ``runner`` of the running
         tasks it writes; ``""``: none).
+    :param write_retry: seconds a create or save keeps trying while the database is
+        unreachable (module docstring); ``0``: not at all.
     """
 
     def __init__(
@@ -126,9 +138,13 @@ class SqlTaskStore(TaskStore):
         *,
         ttl: float | None = 3600.0,
         replica_id: str = "",
+        write_retry: float = 5.0,
     ) -> None:
         if ttl is not None and ttl < 0:
             raise ValueError("ttl must be >= 0 or None")
+        if write_retry < 0:
+            raise ValueError("write_retry must be >= 0")
+        self.write_retry = write_retry
         self.engine = engine
         self.tables = tables
         self.event_log = event_log
@@ -178,13 +194,19 @@ class SqlTaskStore(TaskStore):
         self, task: Task, *, tenant: str = "", owner: str = "", last_seq: int = 0
     ) -> StoredTask:
         """Store a new task at version 1; `TaskExistsError` if the id is taken."""
-        try:
-            async with self.engine.begin() as conn:
-                await self._insert(conn, task, tenant, owner, last_seq)
-        except IntegrityError:
-            raise TaskExistsError(task.id) from None
+        stored = StoredTask(task=task, version=1, last_seq=last_seq, tenant=tenant, owner=owner)
+
+        async def write() -> StoredTask:
+            try:
+                async with self.engine.begin() as conn:
+                    await self._insert(conn, task, tenant, owner, last_seq)
+            except IntegrityError:
+                raise TaskExistsError(task.id) from None
+            return stored
+
+        await self._retrying(write, stored, None, doing="creating a task")
         self._ran(task)
-        return StoredTask(task=task, version=1, last_seq=last_seq, tenant=tenant, owner=owner)
+        return stored
 
     async def _insert(
         self, conn: AsyncConnection, task: Task, tenant: str, owner: str, last_seq: int
@@ -228,6 +250,23 @@ class SqlTaskStore(TaskStore):
     ) -> StoredTask:
         log = self.event_log
         last = len(bodies)
+        stored = StoredTask(task=task, version=1, last_seq=last, tenant=tenant, owner=owner)
+
+        async def write() -> StoredTask:
+            await self._create_logged_once(task, bodies, tenant, owner, closing)
+            return stored
+
+        await self._retrying(write, stored, bodies[-1], doing="creating a task")
+        if closing:
+            log.closed_by_write(task.id)
+        log.notify(task.id)
+        self._ran(task)
+        return stored
+
+    async def _create_logged_once(
+        self, task: Task, bodies: list[str], tenant: str, owner: str, closing: bool
+    ) -> None:
+        last = len(bodies)
         try:
             if self._dialect == "postgresql":
                 await self._create_logged_pg(task, tenant, owner, bodies, closing)
@@ -256,11 +295,6 @@ class SqlTaskStore(TaskStore):
                     )
         except IntegrityError:
             raise TaskExistsError(task.id) from None
-        if closing:
-            log.closed_by_write(task.id)
-        log.notify(task.id)
-        self._ran(task)
-        return StoredTask(task=task, version=1, last_seq=last, tenant=tenant, owner=owner)
 
     async def _create_logged_pg(
         self, task: Task, tenant: str, owner: str, bodies: list[str], closing: bool
@@ -346,8 +380,13 @@ class SqlTaskStore(TaskStore):
     async def save(self, task: Task, *, expected_version: int, last_seq: int) -> StoredTask:
         """Replace the task if it is still at ``expected_version``, else
         `ConcurrentUpdateError` (also when it is gone)."""
-        async with self.engine.begin() as conn:
-            stored = await self._update(conn, task, expected_version, last_seq)
+
+        async def write() -> StoredTask:
+            async with self.engine.begin() as conn:
+                return await self._update(conn, task, expected_version, last_seq)
+
+        made = StoredTask(task=task, version=expected_version + 1, last_seq=last_seq)
+        stored = await self._retrying(write, made, None, doing="saving a task")
         self._ran(task)
         return stored
 
@@ -366,19 +405,25 @@ class SqlTaskStore(TaskStore):
         columns = self._columns(task)
         closing = task.status.state.is_terminal
         log = self.event_log
-        try:
-            if self._dialect == "postgresql":
-                stored = await self._save_logged_pg(task, body, columns, closing, expected_version)
-            else:
+
+        async def write() -> StoredTask:
+            try:
+                if self._dialect == "postgresql":
+                    return await self._save_logged_pg(
+                        task, body, columns, closing, expected_version
+                    )
                 async with self.engine.begin() as conn:
-                    stored = await self._save_logged_fast(
+                    return await self._save_logged_fast(
                         conn, task, body, columns, closing, expected_version
                     )
-        except _SlowPathError:
-            async with self.engine.begin() as conn:
-                stored = await self._save_logged_slow(
-                    conn, task, body, columns, closing, expected_version
-                )
+            except _SlowPathError:
+                async with self.engine.begin() as conn:
+                    return await self._save_logged_slow(
+                        conn, task, body, columns, closing, expected_version
+                    )
+
+        made = StoredTask(task=task, version=expected_version + 1, last_seq=0)
+        stored = await self._retrying(write, made, body, doing="saving a task")
         if closing:
             log.closed_by_write(task.id)
         log.notify(task.id)
@@ -549,6 +594,67 @@ class SqlTaskStore(TaskStore):
         if self.push_queue is not None and row.has_push:
             await self.push_queue.enqueue(conn, task, seq)
         return stored
+
+    async def _retrying(
+        self,
+        write: Callable[[], Awaitable[StoredTask]],
+        made: StoredTask,
+        last_body: str | None,
+        *,
+        doing: str,
+    ) -> StoredTask:
+        """``write()``, tried again while the database is unreachable, for up to
+        ``write_retry`` seconds. An attempt that failed so may still have committed (its
+        reply lost): if a later one then finds the id taken or the version moved,
+        `_already_written` decides whether that was this write (then it is done)."""
+        deadline = time.monotonic() + self.write_retry
+        delay = 0.05
+        uncertain = False
+        while True:
+            try:
+                return await write()
+            except BackendUnavailableError:
+                if time.monotonic() + delay > deadline:
+                    raise
+                uncertain = True
+            except (ConcurrentUpdateError, TaskExistsError):
+                if uncertain:
+                    found = await self._already_written(made, last_body)
+                    if found is not None:
+                        return found
+                raise
+            # DEBUG: the outage itself is logged once (OutageLog); many writes may retry.
+            logger.debug("database unreachable while %s; retrying in %.2f s", doing, delay)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    async def _already_written(self, made: StoredTask, last_body: str | None) -> StoredTask | None:
+        """The task as ``made`` would have stored it, if an earlier attempt did commit: at
+        its version, with the same content and, for a logged write, this write's event
+        last in its log. ``None``: that write was not applied (another one was)."""
+        t, events = self.tables.tasks, self.tables.events
+        query = sa.select(t.c.version, t.c.last_seq, t.c.tenant, t.c.owner, t.c.body)
+        if last_body is not None:
+            query = query.add_columns(events.c.body.label("event")).join(
+                events, sa.and_(events.c.task_id == t.c.id, events.c.seq == t.c.last_seq)
+            )
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(query.where(t.c.id == made.task.id))).first()
+        if row is None or row.version != made.version:
+            return None
+        if msgspec.json.decode(row.body) != msgspec.json.decode(codec.encode(made.task)):
+            return None
+        if last_body is not None and msgspec.json.decode(row.event) != msgspec.json.decode(
+            last_body
+        ):
+            return None
+        return StoredTask(
+            task=made.task,
+            version=made.version,
+            last_seq=int(row.last_seq),
+            tenant=row.tenant,
+            owner=row.owner,
+        )
 
     def _has_push(self, tasks: sa.Table) -> sa.ColumnElement[bool]:
         """Whether the task has webhooks, read with its row: a task without any (most)
