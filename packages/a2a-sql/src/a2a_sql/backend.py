@@ -90,7 +90,7 @@ class SqlBackend:
     :param engine_options: more arguments of ``create_async_engine`` (pool sizes...).
     :param write_retry: seconds a task's create or save keeps trying while the database is
         unreachable, so that a running agent rides out a restart or failover that short
-        (a retry never applies a write twice: `SqlTaskStore`); ``0``: not at all.
+        (a retry after a lost reply is recognised: `SqlTaskStore`); ``0``: not at all.
     :param statement_timeout: seconds a statement may wait for the database's answer
         (PostgreSQL and MySQL/MariaDB) before the call gets "Task store unavailable" and
         its connection is dropped: a network that silently drops packets then costs a
