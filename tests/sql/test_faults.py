@@ -44,15 +44,19 @@ def _networked(db_url: str) -> sa.URL:
     return url
 
 
+def _through(proxy: TcpProxy, url: sa.URL) -> str:
+    """The database URL ``url``, reached through ``proxy``."""
+    return url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+
+
 async def test_requests_fail_clearly_while_the_database_is_down_and_recover(
     db_url: str, prefix: str, tmp_path: Path
 ) -> None:
     url = _networked(db_url)
     await upgrade(db_url, prefix)
     with TcpProxy(url.host or "127.0.0.1", url.port or 0) as proxy:
-        via_proxy = url.set(host="127.0.0.1", port=proxy.port)
         server = Server(
-            via_proxy.render_as_string(hide_password=False),
+            _through(proxy, url),
             prefix,
             tmp_path / "server.log",
             "--keep-alive",
@@ -142,9 +146,8 @@ async def test_a_network_that_drops_packets_costs_a_request_the_statement_timeou
     await upgrade(db_url, prefix)
     timeout = 1.0
     with TcpProxy(url.host or "127.0.0.1", url.port or 0) as proxy:
-        via_proxy = url.set(host="127.0.0.1", port=proxy.port)
         server = Server(
-            via_proxy.render_as_string(hide_password=False),
+            _through(proxy, url),
             prefix,
             tmp_path / "server.log",
             "--statement-timeout",
@@ -195,8 +198,7 @@ async def test_a_running_agent_rides_out_a_short_outage(
     url = _networked(db_url)
     await upgrade(db_url, prefix)
     with TcpProxy(url.host or "127.0.0.1", url.port or 0) as proxy:
-        via_proxy = url.set(host="127.0.0.1", port=proxy.port)
-        server = Server(via_proxy.render_as_string(hide_password=False), prefix, tmp_path / "s.log")
+        server = Server(_through(proxy, url), prefix, tmp_path / "s.log")
         try:
             async with httpx.AsyncClient(timeout=30) as client:
                 sent = await result(

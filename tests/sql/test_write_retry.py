@@ -144,6 +144,11 @@ async def test_another_writers_change_is_still_a_conflict(store_backend: SqlBack
     # A different task under a taken id is a taken id.
     with unreachable_for(store_backend, 1), pytest.raises(TaskExistsError):
         await store.create_logged(task_in(TaskState.SUBMITTED), status(TaskState.SUBMITTED))
+    # And so is the same task of another owner: never taken for this caller's own.
+    other = Task(id="u", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+    await store.create_logged(other, status(TaskState.WORKING), owner="alice")
+    with unreachable_for(store_backend, 1), pytest.raises(TaskExistsError):
+        await store.create_logged(other, status(TaskState.WORKING), owner="mallory")
     # Without an attempt that failed unreachable, a conflict is not even looked into.
     with pytest.raises(ConcurrentUpdateError):
         await store.save_logged(task_in(TaskState.WORKING, "one"), chunk("one"), expected_version=1)

@@ -248,7 +248,6 @@ class SqlTaskStore(TaskStore):
     async def _create_logged(
         self, task: Task, bodies: list[str], tenant: str, owner: str, closing: bool
     ) -> StoredTask:
-        log = self.event_log
         last = len(bodies)
         stored = StoredTask(task=task, version=1, last_seq=last, tenant=tenant, owner=owner)
 
@@ -257,10 +256,7 @@ class SqlTaskStore(TaskStore):
             return stored
 
         await self._retrying(write, stored, bodies[-1], doing="creating a task")
-        if closing:
-            log.closed_by_write(task.id)
-        log.notify(task.id)
-        self._ran(task)
+        self._logged(task, closing)
         return stored
 
     async def _create_logged_once(
@@ -404,7 +400,6 @@ class SqlTaskStore(TaskStore):
         body = encode_event(event)
         columns = self._columns(task)
         closing = task.status.state.is_terminal
-        log = self.event_log
 
         async def write() -> StoredTask:
             try:
@@ -424,11 +419,15 @@ class SqlTaskStore(TaskStore):
 
         made = StoredTask(task=task, version=expected_version + 1, last_seq=0)
         stored = await self._retrying(write, made, body, doing="saving a task")
-        if closing:
-            log.closed_by_write(task.id)
-        log.notify(task.id)
-        self._ran(task)
+        self._logged(task, closing)
         return stored
+
+    def _logged(self, task: Task, closing: bool) -> None:
+        """After a logged write committed: the log's followers woken (and told it closed)."""
+        if closing:
+            self.event_log.closed_by_write(task.id)
+        self.event_log.notify(task.id)
+        self._ran(task)
 
     async def _save_logged_pg(
         self, task: Task, body: str, columns: dict[str, Any], closing: bool, expected: int
@@ -642,6 +641,8 @@ class SqlTaskStore(TaskStore):
             row = (await conn.execute(query.where(t.c.id == made.task.id))).first()
         if row is None or row.version != made.version:
             return None
+        if made.version == 1 and (row.tenant, row.owner) != (made.tenant, made.owner):
+            return None  # a create: someone else's task under that id
         if msgspec.json.decode(row.body) != msgspec.json.decode(codec.encode(made.task)):
             return None
         if last_body is not None and msgspec.json.decode(row.event) != msgspec.json.decode(
