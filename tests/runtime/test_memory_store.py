@@ -767,3 +767,46 @@ async def test_a_task_that_cannot_be_encoded_changes_nothing() -> None:
     assert await store.get("t2") is None
     assert [t.id for t in (await store.list_tasks(TaskQuery(context_id="ctx"))).tasks] == ["t1"]
     assert (await store.list_tasks(TaskQuery(context_id="elsewhere"))).total_size == 0
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["create", "create", "create", "delete"]), st.integers(0, 60)),
+        min_size=1,
+        max_size=400,
+    ),
+    bound=st.integers(1, 30),
+    page_size=st.integers(1, 40),
+)
+async def test_eviction_in_finishing_order_keeps_pages_right(
+    steps: list[tuple[str, int]], bound: int, page_size: int
+) -> None:
+    # The oldest finished task goes first: hundreds of evictions from the front of the
+    # index (which drops its front lazily and compacts it now and then) and deletions from
+    # anywhere in it, then every page must show exactly the tasks a model keeps.
+    evicted: list[str] = []
+    store = InMemoryTaskStore(ttl=None, max_terminal_tasks=bound, on_evict=evicted.append)
+    kept: dict[str, Task] = {}  # in finishing order
+    for n, (action, pick) in enumerate(steps):
+        if action == "create":
+            task = make_task(f"t{n:04d}", seconds=pick % 7, context_id=f"c{pick % 3}")
+            await store.create(task)
+            kept[task.id] = task
+            while len(kept) > bound:
+                kept.pop(next(iter(kept)))
+        elif kept:
+            victim = list(kept)[pick % len(kept)]
+            await store.delete(victim)
+            del kept[victim]
+    assert len(store) == len(kept)
+    assert not set(evicted) & set(kept)
+    ids, totals = await walk(store, TaskQuery(page_size=page_size))
+    assert ids == expected_order(list(kept.values()))
+    assert set(totals) == {len(kept)}
+    ids, _ = await walk(store, TaskQuery(context_id="c1", page_size=page_size))
+    assert ids == expected_order([t for t in kept.values() if t.context_id == "c1"])

@@ -40,6 +40,7 @@ from a2a_core.lifecycle import task_view
 from a2a_core.operations import OPERATIONS, Operation
 from a2a_core.protocol import ProtocolOptions, ServerProtocol
 from a2a_core.server._background import Background
+from a2a_core.server._collector import freeze_startup_objects
 from a2a_core.server.agent import Agent
 from a2a_core.server.backend import Backend, InMemoryBackend, Service
 from a2a_core.server.events import MeasuredEventLog
@@ -285,6 +286,9 @@ class A2AServer:
             self.stopping = False
             self._shutdown_done = None
             self._stream_log.restart()
+            # What exists now lives as long as the process: keep it out of the collector's
+            # full collections (see ``_collector``).
+            freeze_startup_objects()
         except BaseException:
             await stack.__aexit__(None, None, None)
             raise
@@ -689,7 +693,9 @@ class A2AServer:
         config = request.configuration
         immediate = bool(config and config.return_immediately)
         execution = await self._start(call, request, eager=immediate, observation=observation)
-        await (execution.started if immediate else execution.settled).wait()
+        ready = execution.started if immediate else execution.settled
+        if not ready.is_set():  # an agent started eagerly (3.12+) may have answered already
+            await ready.wait()
         return self._result_of(execution, config.history_length if config else None)
 
     async def _send_streaming(

@@ -160,10 +160,11 @@ class InMemoryBackend:
             on_evict=self._forget,
         )
 
-    async def _forget(self, task_id: str) -> None:
-        """An evicted task takes its event log and webhooks with it."""
-        await self._event_log.forget(task_id)
-        await self._push_configs.delete_task(task_id)
+    def _forget(self, task_id: str) -> None:
+        """An evicted task takes its event log and webhooks with it (at once: the store
+        calls a plain function inside the operation that evicted the task)."""
+        self._event_log.forget_now(task_id)
+        self._push_configs.delete_task_now(task_id)
 
     @property
     def store(self) -> InMemoryTaskStore:

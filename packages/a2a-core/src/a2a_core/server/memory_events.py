@@ -50,7 +50,9 @@ class _Log(msgspec.Struct, gc=False):
     """One task's log: encoded events (``events[i]`` has seq ``i + 1``) and its state.
 
     ``ends[i]`` is the size of ``events[:i]`` in bytes (8 bytes per event), so that the size
-    of any run of events, and of a stream's backlog, is one subtraction.
+    of any run of events, and of a stream's backlog, is one subtraction. A closed log keeps
+    them as the array's bytes: an ``array`` is tracked by the garbage collector (one more
+    object per retained log for every full collection to walk), ``bytes`` are not.
 
     Not tracked by the garbage collector: it holds only bytes and plain values (the wake-up
     event of its followers lives in the log store's ``_wakeups``, outside it), so it can be
@@ -60,11 +62,27 @@ class _Log(msgspec.Struct, gc=False):
 
     task_id: str
     events: list[bytes] | tuple[bytes, ...] = msgspec.field(default_factory=list)
-    ends: array[int] = msgspec.field(default_factory=lambda: array("q", (0,)))
+    ends: array[int] | bytes = msgspec.field(default_factory=lambda: array("q", (0,)))
     closed: bool = False
     closed_at: float = 0.0
     forgotten: bool = False
     followers: int = 0
+
+
+def _ends(log: _Log) -> array[int] | memoryview:
+    """``log.ends`` as integers (a closed log's bytes seen through a view)."""
+    ends = log.ends
+    if isinstance(ends, bytes):
+        return memoryview(ends).cast("q")
+    return ends
+
+
+def _size(log: _Log) -> int:
+    """The encoded bytes of every event of ``log`` (the last of its ``ends``)."""
+    ends = log.ends
+    if isinstance(ends, bytes):
+        return int.from_bytes(ends[-8:], sys.byteorder, signed=True)
+    return ends[-1]
 
 
 class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
@@ -103,7 +121,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # No bound is one no log reaches: a comparison, and no None check, per expiry.
         self._max_closed = sys.maxsize if max_closed_logs is None else max_closed_logs
         self._max_closed_bytes = sys.maxsize if max_closed_bytes is None else max_closed_bytes
-        # Encoded bytes of the closed logs (each log's ``ends[-1]``), counted when it closes.
+        # Encoded bytes of the closed logs (each log's `_size`), counted when it closes.
         self._closed_bytes = 0
         self._clock = clock
         self._logs: dict[str, _Log] = {}
@@ -124,7 +142,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         """Bytes of the encoded events held now, in every log (O(logs): for monitoring and
         tests). Each event is one blob; the few dozen bytes per event of its header, its
         list slot and its entry in ``ends`` are not counted (``max_events`` bounds those)."""
-        return sum(log.ends[-1] for log in self._logs.values())
+        return sum(_size(log) for log in self._logs.values())
 
     @property
     def closed_bytes(self) -> int:
@@ -158,6 +176,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         if log.closed or not isinstance(events, list):
             raise EventLogClosedError(f"The event log of task {task_id!r} is closed")
         ends = log.ends
+        assert type(ends) is array  # an open log's (closed ones were refused above)
         ends.append(ends[-1] + len(blob))
         events.append(blob)
         self._wake(task_id)
@@ -180,11 +199,14 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         # Nothing is appended any more: a tuple of bytes, which the garbage collector stops
         # tracking, where a list would be one more object per retained log to walk.
         log.events = tuple(log.events)
+        ends = log.ends
+        if type(ends) is array:
+            log.ends = ends.tobytes()
         if self._buffer.__alloc__() > _KEEP_BUFFER:  # its capacity, not its length
             self._buffer = bytearray()  # not held at 1.5 times the largest event ever logged
         self._closed.append(log)
         self._closed_count += 1
-        self._closed_bytes += log.ends[-1]
+        self._closed_bytes += _size(log)
         self._wake(task_id)
         self._expire()
 
@@ -214,7 +236,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         log = self._logs.get(task_id)
         if log is None:
             return [], 0, 0
-        events, ends = log.events, log.ends
+        events, ends = log.events, _ends(log)
         count = len(events)
         start = max(after, 0)
         if start >= count:
@@ -277,6 +299,10 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
 
     async def forget(self, task_id: str) -> None:
         """Drop a task's log now, whatever its state; its followers end at once."""
+        self.forget_now(task_id)
+
+    def forget_now(self, task_id: str) -> None:
+        """:meth:`forget`, without the coroutine."""
         self._expire()
         log = self._logs.pop(task_id, None)
         if log is None:
@@ -284,7 +310,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         log.forgotten = True
         if log.closed:
             self._closed_count -= 1
-            self._closed_bytes -= log.ends[-1]
+            self._closed_bytes -= _size(log)
             self._compact()
         self._wake(task_id)
 
@@ -311,7 +337,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
             if (
                 over_bytes
                 and newest is not log
-                and newest.ends[-1] > self._max_closed_bytes
+                and _size(newest) > self._max_closed_bytes
                 and self._logs.get(newest.task_id) is newest
             ):
                 # Larger than the whole budget, it cannot stay: the others need not go first.
@@ -325,7 +351,7 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
         """Forget a closed log that expired (its followers finish draining what they hold)."""
         del self._logs[log.task_id]
         self._closed_count -= 1
-        self._closed_bytes -= log.ends[-1]
+        self._closed_bytes -= _size(log)
 
     def _compact(self) -> None:
         # Forgotten logs leave stale queue entries; rebuild when they outnumber live ones.

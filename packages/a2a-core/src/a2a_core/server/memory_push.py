@@ -103,4 +103,8 @@ class InMemoryPushConfigStore:
 
     async def delete_task(self, task_id: str) -> None:
         """Remove every config of a task."""
+        self.delete_task_now(task_id)
+
+    def delete_task_now(self, task_id: str) -> None:
+        """:meth:`delete_task`, without the coroutine."""
         self._tasks.pop(task_id, None)

@@ -42,7 +42,7 @@ from a2a_core.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2a_core.lifecycle import apply_event
+from a2a_core.lifecycle import apply_event, ends_wait
 from a2a_core.server._sync import Signal
 from a2a_core.server.events import EventLogClosedError, ImmediateEventLog
 from a2a_core.server.limits import TaskLimitError, TaskUsage
@@ -109,11 +109,13 @@ class TaskWriter:
         # trip through the event loop (the critical section is shielded anyway).
         # Created on first use: with an immediate store and log (the defaults) it never is.
         self._lock: anyio.Lock | None = None
-        self._changed = Signal()
-        self._listeners: list[Callable[[Task], None]] = []
         self._lost = False
+        #: Set once the task reaches a state that ends a blocking wait (terminal or
+        #: interrupted): the execution's ``settled``. A signal rather than a callback of the
+        #: execution's, so that the writer holds nothing that refers back to it.
+        self.settles: Signal | None = None
         #: Called once if the store loses the task (the execution watching it stops its
-        #: agent); keep it quick.
+        #: agent); keep it quick. The execution clears it when it ends (no cycle is left).
         self.on_lost: Callable[[], None] | None = None
         # What the task holds as the limits count it, made on first use and kept up to date
         # by each event; valid while the stored version is `_usage_version`.
@@ -134,14 +136,6 @@ class TaskWriter:
     def lost(self) -> bool:
         """Whether the store lost the task (see the module docstring): events are dropped."""
         return self._lost
-
-    def on_change(self, listener: Callable[[Task], None]) -> None:
-        """Call ``listener(task)`` after every change (in the writer's task; keep it quick)."""
-        self._listeners.append(listener)
-
-    async def wait_changed(self) -> None:
-        """Wait for the next change."""
-        await self._changed.wait()
 
     async def emit(
         self, event: StreamResponse, *, before: Callable[[Task], Task] | None = None
@@ -238,13 +232,12 @@ class TaskWriter:
         return True
 
     def _changed_to(self, updated: Task, event: StreamResponse) -> None:
-        changed, self._changed = self._changed, Signal()
-        changed.set()
         observer = self._storage.observer
         if observer is not None:
             observer.task_changed(updated, event)
-        for listener in self._listeners:
-            listener(updated)
+        settles = self.settles
+        if settles is not None and ends_wait(updated.status.state):
+            settles.set()
 
     async def _emit_locked(
         self, event: StreamResponse, before: Callable[[Task], Task] | None
