@@ -89,8 +89,7 @@ def abuse_server(base_url: str) -> Any:
     """
     import anyio
 
-    from a2a_core.server import A2AServer, TaskContext
-    from a2a_core.server.agent import InputRequired
+    from a2a_core.server import A2AServer, InputRequired, TaskContext
     from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
 
     async def agent(ctx: TaskContext) -> Any:

@@ -44,7 +44,7 @@ from memory_store import rss_bytes  # noqa: E402  (a sibling script)
 async def store_ours(count: int) -> float:
     from memory_store import small_task
 
-    from a2a_core.server.memory_store import InMemoryTaskStore
+    from a2a_core.server import InMemoryTaskStore
 
     store = InMemoryTaskStore(ttl=None, max_terminal_tasks=None)
     sample = small_task(0)

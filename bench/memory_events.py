@@ -25,8 +25,7 @@ import uuid
 
 import anyio
 
-from a2a_core.server.events import LoggedEvent
-from a2a_core.server.memory_events import InMemoryEventLog
+from a2a_core.server import InMemoryEventLog, LoggedEvent
 from a2a_core.types import (
     Artifact,
     Message,

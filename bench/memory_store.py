@@ -19,7 +19,7 @@ import uuid
 import anyio
 import msgspec
 
-from a2a_core.server.memory_store import InMemoryTaskStore
+from a2a_core.server import InMemoryTaskStore
 from a2a_core.types import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 
 PAGE = os.sysconf("SC_PAGE_SIZE")

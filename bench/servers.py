@@ -69,9 +69,12 @@ def our_server(base_url: str, backend: Any = None) -> Any:
     from a2a_core.server import A2AServer, TaskContext
 
     try:
-        from a2a_core.server.messages import new_id
-    except ImportError:  # a --baseline checkout from before server.messages existed
-        from a2a_core.server.agent import new_id  # type: ignore[attr-defined,no-redef]
+        from a2a_core.server._messages import new_id
+    except ImportError:  # a --baseline checkout from before the runtime's modules were private
+        try:
+            from a2a_core.server.messages import new_id  # type: ignore[no-redef]
+        except ImportError:  # ... or from before server.messages existed
+            from a2a_core.server.agent import new_id  # type: ignore[attr-defined,no-redef]
     from a2a_core.types import (
         AgentCapabilities,
         AgentCard,

@@ -18,8 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from a2a_core.server import A2AServer, TaskContext
-from a2a_core.server.agent import InputRequired
+from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.sse import parse_frames
 from adapters.contract import Harness, Live, make_card, rpc_body, send_params
 

@@ -21,7 +21,7 @@ import anyio
 import httpx
 import pytest
 
-from a2a_core.server.app import SHUTDOWN_TEXT
+from a2a_core.server import SHUTDOWN_TEXT
 
 pytestmark = pytest.mark.anyio
 

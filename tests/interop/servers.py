@@ -34,7 +34,7 @@ from a2a_aiohttp import a2a_subapp
 from a2a_aiohttp import put_identity as aiohttp_put_identity
 from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, InputRequired, TaskContext
-from a2a_core.server.messages import new_id
+from a2a_core.server._messages import new_id
 from a2a_core.types import (
     AgentCapabilities,
     AgentCard,

@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from redis_harness import Receiver
 
 from a2a_core.server import A2AServer, PushTarget, TaskContext, WebhookPushSender
-from a2a_core.server.memory_push import PushConfigLimitError
+from a2a_core.server.backends import PushConfigLimitError
 from a2a_core.types import (
     StreamResponse,
     Task,

@@ -30,7 +30,7 @@ from redis_harness import (
     state_of,
 )
 
-from a2a_core.server.app import SHUTDOWN_TEXT
+from a2a_core.server import SHUTDOWN_TEXT
 from a2aserve_redis import HOST_LOST_TEXT
 
 pytestmark = pytest.mark.anyio

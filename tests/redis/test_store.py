@@ -13,7 +13,7 @@ from redis.asyncio import Redis
 
 from a2a_core.errors import LocalProtocolError
 from a2a_core.server import TaskQuery
-from a2a_core.server.store import ConcurrentUpdateError, InvalidPageTokenError, TaskExistsError
+from a2a_core.server.backends import ConcurrentUpdateError, InvalidPageTokenError, TaskExistsError
 from a2a_core.types import (
     Message,
     Part,

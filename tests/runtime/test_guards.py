@@ -18,7 +18,7 @@ import pytest
 
 from a2a_core.http import HttpResponse
 from a2a_core.server import A2AServer, AuthRequired, ExecutionGuards, InputRequired, TaskContext
-from a2a_core.server.guards import describe_duration
+from a2a_core.server._guards import describe_duration
 from a2a_core.types import Role
 from helpers.a2a_client import Client, collect, make_card, rpc_body, user_message
 

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server.events import EventLog, LoggedEvent, MeasuredEventLog
-from a2a_core.server.memory_events import InMemoryEventLog
+from a2a_core.server import InMemoryEventLog
+from a2a_core.server.backends import EventLog, LoggedEvent, MeasuredEventLog
 from a2a_core.types import Message, Part, Role, StreamResponse
 
 pytestmark = pytest.mark.anyio

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace as msgspec_replace
 
-from a2a_core.server.memory_store import InMemoryTaskStore
-from a2a_core.server.store import (
+from a2a_core.server import InMemoryTaskStore
+from a2a_core.server.backends import (
     ConcurrentUpdateError,
     InvalidPageTokenError,
     TaskExistsError,
@@ -365,7 +365,7 @@ async def test_a_failing_on_evict_hook_is_logged_not_raised(
     store = InMemoryTaskStore(ttl=1, clock=clock, on_evict=hook)
     await store.create(make_task("a"))
     clock.now = 2
-    with caplog.at_level(logging.ERROR, logger="a2a_core.server.memory_store"):
+    with caplog.at_level(logging.ERROR, logger="a2a_core.server._memory_store"):
         assert await store.get("a") is None
     assert any("on_evict" in r.getMessage() and r.exc_info for r in caplog.records)
 

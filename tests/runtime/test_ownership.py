@@ -16,8 +16,7 @@ from starlette.authentication import SimpleUser
 
 from a2a_core.call import Call
 from a2a_core.http import HttpResponse
-from a2a_core.server import A2AServer, InputRequired, TaskContext, owner_key
-from a2a_core.server.ownership import ANONYMOUS_OWNER
+from a2a_core.server import ANONYMOUS_OWNER, A2AServer, InputRequired, TaskContext, owner_key
 from helpers.a2a_client import Client, make_card, user_message
 
 pytestmark = pytest.mark.anyio
@@ -243,7 +242,7 @@ async def test_a_server_whose_identities_have_no_key_answers_internal_error() ->
 
 def test_verified_identities_are_keyed_by_authority_and_subject() -> None:
     from a2a_core.security import AuthenticatedIdentity
-    from a2a_core.server.ownership import owner_key
+    from a2a_core.server import owner_key
 
     a = AuthenticatedIdentity(subject="alice", scheme="bearer", issuer="https://one")
     b = AuthenticatedIdentity(subject="alice", scheme="bearer", issuer="https://two")

@@ -27,11 +27,10 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from a2a_core import codec
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server.memory_push import InMemoryPushConfigStore, PushConfigLimitError
+from a2a_core.server import PushTarget, WebhookPushSender
+from a2a_core.server._memory_push import InMemoryPushConfigStore, PushConfigLimitError
+from a2a_core.server._webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.server.observe import NoOpObservation, NoOpObserver, PushObservation
-from a2a_core.server.push import PushTarget
-from a2a_core.server.push_delivery import WebhookPushSender
-from a2a_core.server.webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.types import (
     Artifact,
     AuthenticationInfo,

@@ -19,12 +19,15 @@ import pytest
 
 from a2a_core import codec
 from a2a_core.http import HttpResponse, SseResponse
-from a2a_core.server import A2AServer, TaskContext
-from a2a_core.server.agent import InputRequired
-from a2a_core.server.frame_cache import PIECE_SIZE, FrameCache
-from a2a_core.server.memory_events import InMemoryEventLog
-from a2a_core.server.memory_store import InMemoryTaskStore
-from a2a_core.server.streams import stream_frames
+from a2a_core.server import (
+    A2AServer,
+    InMemoryEventLog,
+    InMemoryTaskStore,
+    InputRequired,
+    TaskContext,
+)
+from a2a_core.server._frame_cache import PIECE_SIZE, FrameCache
+from a2a_core.server._streams import stream_frames
 from a2a_core.sse import EventStream, parse_frames
 from a2a_core.types import (
     Artifact,

@@ -16,8 +16,7 @@ import anyio
 import pytest
 
 from a2a_core.http import HttpResponse
-from a2a_core.server import A2AServer, TaskContext
-from a2a_core.server.app import SHUTDOWN_TEXT
+from a2a_core.server import SHUTDOWN_TEXT, A2AServer, TaskContext
 from helpers.a2a_client import Client, collect, make_card, rpc_body, user_message
 
 pytestmark = pytest.mark.anyio

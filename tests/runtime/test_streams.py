@@ -1,4 +1,4 @@
-"""The stream loop (``a2a_core.server.streams``), driven through the real in-memory event log
+"""The stream loop (``a2a_core.server._streams``), driven through the real in-memory event log
 and task store, under asyncio and trio.
 
 Each test builds a REST v1.0 ``EventStream`` (a frame's ``data`` is the bare event), feeds
@@ -21,10 +21,8 @@ import pytest
 from a2a_core import codec
 from a2a_core.errors import UnsupportedOperationError
 from a2a_core.http import SseResponse
-from a2a_core.server.memory_events import InMemoryEventLog
-from a2a_core.server.memory_store import InMemoryTaskStore
-from a2a_core.server.store import StoredTask
-from a2a_core.server.streams import stream_frames
+from a2a_core.server import InMemoryEventLog, InMemoryTaskStore, StoredTask
+from a2a_core.server._streams import stream_frames
 from a2a_core.sse import SUBSCRIPTION_CLOSING_STATES, EventStream, Frame, parse_frames
 from a2a_core.types import (
     Artifact,

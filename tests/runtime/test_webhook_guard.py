@@ -1,4 +1,4 @@
-"""The webhook SSRF guard as a module of its own (``a2a_core.server.webhook_guard``).
+"""The webhook SSRF guard as a module of its own (``a2a_core.server._webhook_guard``).
 
 The guard's verdicts on URLs are tested in ``test_push.py`` (through ``check_webhook_url``
 and the sender); here: what the delivery side asks of it (the parsed webhook, the check of
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from a2a_core.server import push_delivery, webhook_guard
-from a2a_core.server.webhook_guard import (
+from a2a_core.server import _push_delivery as push_delivery
+from a2a_core.server import _webhook_guard as webhook_guard
+from a2a_core.server._webhook_guard import (
     AllowList,
     WebhookUrlRefusedError,
     check_resolved,

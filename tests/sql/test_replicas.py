@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "redis"))  # the HTTP helpers
 
 from redis_harness import Receiver, Sse, result, rpc, send_params, state_of
 
-from a2a_core.server.app import SHUTDOWN_TEXT
+from a2a_core.server import SHUTDOWN_TEXT
 from a2a_sql import HOST_LOST_TEXT, upgrade
 from helpers.databases import own_database
 from helpers.processes import ServerProcess

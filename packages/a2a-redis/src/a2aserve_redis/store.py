@@ -23,7 +23,7 @@ expired once a second (and ListTasks sweeps first), dropping the task, its index
 its event log and its webhooks in one script.
 
 With its event log attached (:meth:`RedisTaskStore.attach_log`, which the backend does),
-the store is a :class:`~a2a_core.server.store.LoggedTaskStore`: the task writer's
+the store is a :class:`~a2a_core.server.LoggedTaskStore`: the task writer's
 ``create_logged`` and ``save_logged`` append the event to the task's stream *in the same
 script* as the write (nothing is appended when the version check fails, so the event of
 a writer that lost a race never reaches the log), a terminal write closes the log there
@@ -290,7 +290,7 @@ class RedisTaskStore(TaskStore):
         :class:`ConcurrentUpdateError` (also when it is gone)."""
         return await self._save_task(task, expected_version, last_seq, None)
 
-    # -- the LoggedTaskStore extension (a2a_core.server.store) ----------------------------
+    # -- the LoggedTaskStore extension (a2a_core.server._store) ----------------------------
 
     def attach_log(self, log: RedisEventLog) -> None:
         """Append to ``log`` (same Redis, same prefix) in the writes of the task writer:

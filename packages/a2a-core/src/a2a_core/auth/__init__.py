@@ -13,6 +13,7 @@ from `a2a_core.auth.jwt` and `a2a_core.auth.oauth` (re-exported here when it is 
 
 from __future__ import annotations
 
+from a2a_core._protocol.security import AuthenticatedIdentity, CredentialsRejected, SchemeSpec
 from a2a_core.auth._verify import (
     ApiKey,
     Authenticator,
@@ -22,7 +23,6 @@ from a2a_core.auth._verify import (
     HttpBasic,
     Verifier,
 )
-from a2a_core.security import AuthenticatedIdentity, CredentialsRejected, SchemeSpec
 
 __all__ = [
     "ApiKey",

@@ -17,9 +17,9 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Protocol, TypeAlias, runtime_checkable
 
-from a2a_core.errors import A2AError, PermissionDeniedError, UnauthenticatedError
-from a2a_core.http import HttpRequest
-from a2a_core.security import (
+from a2a_core._protocol.errors import A2AError, PermissionDeniedError, UnauthenticatedError
+from a2a_core._protocol.http import HttpRequest
+from a2a_core._protocol.security import (
     AuthenticatedIdentity,
     CredentialsRejected,
     SchemeSpec,

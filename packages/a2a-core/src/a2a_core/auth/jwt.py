@@ -12,22 +12,31 @@ asynchronously, cached, and fetched again on an unknown ``kid`` at a bounded rat
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from types import MappingProxyType
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-import anyio
-import httpx
 import jwt
-from jwt.algorithms import ECAlgorithm, OKPAlgorithm, RSAAlgorithm
 
-from a2a_core.http import HttpRequest
-from a2a_core.security import AuthenticatedIdentity, CredentialsRejected, SchemeSpec
+from a2a_core._protocol.http import HttpRequest
+from a2a_core._protocol.security import AuthenticatedIdentity, CredentialsRejected, SchemeSpec
+from a2a_core.auth._keys import (
+    ASYMMETRIC_ALGORITHMS,
+    HMAC_ALGORITHMS,
+    KEY_TYPES,
+    Jwks,
+    KeySource,
+    StaticKeys,
+    fetch_json,
+    scopes_of,
+)
+from a2a_core.auth.oauth import Discovery
+
+logger = logging.getLogger("a2a_core.auth")
 
 __all__ = [
     "ASYMMETRIC_ALGORITHMS",
@@ -38,233 +47,6 @@ __all__ = [
     "fetch_json",
     "scopes_of",
 ]
-
-logger = logging.getLogger("a2a_core.auth")
-
-#: The default allow-list: every asymmetric JWS algorithm PyJWT verifies.
-ASYMMETRIC_ALGORITHMS: Final = (
-    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA",
-)  # fmt: skip
-_HMAC: Final = frozenset({"HS256", "HS384", "HS512"})
-# The JWK key type each algorithm needs: a key of another type is never tried.
-_KEY_TYPES: Final = {
-    **dict.fromkeys(("RS256", "RS384", "RS512", "PS256", "PS384", "PS512"), "RSA"),
-    **dict.fromkeys(("ES256", "ES384", "ES512"), "EC"),
-    "EdDSA": "OKP",
-    **dict.fromkeys(_HMAC, "oct"),
-}
-#: Largest key set or metadata document read (a JWKS is a few KiB).
-MAX_DOCUMENT_BYTES: Final = 1024 * 1024
-
-
-async def fetch_json(
-    url: str, *, timeout: float, transport: httpx.AsyncBaseTransport | None = None
-) -> Any:
-    """GET a JSON document (a JWKS, discovery metadata), bounded in time and size."""
-    async with (
-        httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False) as client,
-        client.stream("GET", url, headers={"accept": "application/json"}) as response,
-    ):
-        response.raise_for_status()
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > MAX_DOCUMENT_BYTES:
-                raise ValueError(f"{url}: document over {MAX_DOCUMENT_BYTES} bytes")
-    return httpx.Response(200, content=bytes(body)).json()
-
-
-class KeySource(Protocol):
-    """Where a token's verification key comes from."""
-
-    async def key(self, kid: str | None, algorithm: str) -> jwt.PyJWK:
-        """The key for ``kid`` usable with ``algorithm``; raises `CredentialsRejected`."""
-        ...
-
-
-class _KeyRing:
-    """JWKs by ``kid``, each turned into a PyJWK per algorithm on first use."""
-
-    def __init__(self, jwks: Iterable[Mapping[str, Any]], *, allow_symmetric: bool) -> None:
-        self.keys: list[Mapping[str, Any]] = []
-        for jwk in jwks:
-            if not isinstance(jwk, Mapping) or not isinstance(jwk.get("kty"), str):
-                continue
-            if jwk["kty"] == "oct" and not allow_symmetric:
-                continue  # a secret in a public key set: never trusted
-            if jwk.get("use", "sig") != "sig":
-                continue
-            self.keys.append(jwk)
-        self._prepared: dict[tuple[int, str], jwt.PyJWK | None] = {}
-
-    def find(self, kid: str | None, algorithm: str) -> jwt.PyJWK | None:
-        kty = _KEY_TYPES.get(algorithm)
-        candidates = [
-            i
-            for i, jwk in enumerate(self.keys)
-            if jwk["kty"] == kty
-            and (kid is None or jwk.get("kid") == kid)
-            and jwk.get("alg", algorithm) == algorithm
-        ]
-        if len(candidates) != 1:
-            return None  # unknown kid, or no kid and several keys that could fit
-        index = candidates[0]
-        slot = (index, algorithm)
-        if slot not in self._prepared:
-            try:
-                self._prepared[slot] = jwt.PyJWK(dict(self.keys[index]), algorithm=algorithm)
-            except (jwt.PyJWKError, jwt.InvalidKeyError, ValueError, TypeError):
-                self._prepared[slot] = None
-        return self._prepared[slot]
-
-
-class StaticKeys:
-    """Fixed verification keys: PEM public keys, cryptography public key objects or JWK
-    dicts, by ``kid`` (a key without a kid matches a token without one). HMAC secrets only
-    through `StaticKeys.shared_secret`, so that a public key is never taken for a secret."""
-
-    def __init__(self, keys: Mapping[str, Any] | Sequence[Any]) -> None:
-        items = keys.items() if isinstance(keys, Mapping) else [(None, k) for k in keys]
-        self._ring = _KeyRing([_to_jwk(key, kid) for kid, key in items], allow_symmetric=False)
-        self.symmetric = False
-
-    @classmethod
-    def shared_secret(cls, secret: bytes, *, kid: str | None = None) -> StaticKeys:
-        """An HMAC secret (HS256/384/512), at least 32 bytes (RFC 7518 §3.2)."""
-        if len(secret) < 32:
-            raise ValueError("an HMAC secret must be at least 32 bytes")
-        self = cls([])
-        k = base64.urlsafe_b64encode(secret).rstrip(b"=").decode()
-        jwk: dict[str, Any] = {"kty": "oct", "k": k}
-        if kid is not None:
-            jwk["kid"] = kid
-        self._ring = _KeyRing([jwk], allow_symmetric=True)
-        self.symmetric = True
-        return self
-
-    async def key(self, kid: str | None, algorithm: str) -> jwt.PyJWK:
-        """The configured key for ``kid``."""
-        found = self._ring.find(kid, algorithm)
-        if found is None:
-            raise CredentialsRejected("The token is signed with an unknown key")
-        return found
-
-
-def _to_jwk(key: Any, kid: str | None) -> Mapping[str, Any]:
-    if isinstance(key, Mapping):
-        jwk = dict(key)
-    else:
-        if isinstance(key, str | bytes):
-            from cryptography.hazmat.primitives.serialization import load_pem_public_key
-
-            key = load_pem_public_key(key.encode() if isinstance(key, str) else key)
-        for algorithm in (RSAAlgorithm, ECAlgorithm, OKPAlgorithm):
-            try:
-                jwk = algorithm.to_jwk(key, as_dict=True)
-                break
-            except (jwt.InvalidKeyError, TypeError, ValueError, AttributeError):
-                continue
-        else:
-            raise ValueError(f"not a public key: {type(key).__name__}")
-        for private in ("d", "p", "q", "dp", "dq", "qi"):
-            jwk.pop(private, None)  # a private key given by mistake: keep its public half
-    if kid is not None:
-        jwk["kid"] = kid
-    return jwk
-
-
-class Jwks:
-    """A JWKS URL, fetched asynchronously (httpx) and cached.
-
-    Fetched at first use and again after ``max_age`` seconds; a token whose ``kid`` is not
-    in the cached set triggers a fetch (key rotation), but at most one per
-    ``min_refresh_interval`` seconds, so tokens with made-up kids cannot make the server
-    hammer the issuer. Concurrent requests share one fetch. A failed fetch keeps the keys
-    it had (and is logged: a warning, the token answered 401)."""
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        max_age: float = 3600.0,
-        min_refresh_interval: float = 30.0,
-        timeout: float = 5.0,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        self.url = url
-        self.max_age = max_age
-        self.min_refresh_interval = min_refresh_interval
-        self.timeout = timeout
-        self.transport = transport
-        self._ring = _KeyRing([], allow_symmetric=False)
-        self._fetched_at: float | None = None
-        self._failed_at: float | None = None
-        self._kid_refresh_at: float | None = None
-        self._generation = 0
-        self._lock = anyio.Lock()
-        #: How many times the set was fetched (for tests and metrics).
-        self.fetches = 0
-
-    async def key(self, kid: str | None, algorithm: str) -> jwt.PyJWK:
-        """The key for ``kid``, fetching the set when stale or when ``kid`` is new."""
-        fetched = self._fetched_at
-        if fetched is None or time.monotonic() - fetched > self.max_age:
-            await self._refresh(self._generation, on_unknown_kid=False)
-        found = self._ring.find(kid, algorithm)
-        if found is None and self._may_refresh():
-            await self._refresh(self._generation, on_unknown_kid=True)
-            found = self._ring.find(kid, algorithm)
-        if found is None:
-            if self._fetched_at is None:
-                raise CredentialsRejected("The issuer's keys are unavailable")
-            raise CredentialsRejected("The token is signed with an unknown key")
-        return found
-
-    def _may_refresh(self) -> bool:
-        last = self._kid_refresh_at
-        return last is None or time.monotonic() - last >= self.min_refresh_interval
-
-    async def _refresh(self, generation: int, *, on_unknown_kid: bool) -> None:
-        """Fetch the set, unless another request did while this one waited for the lock
-        (``generation`` is the attempt count it saw). Only fetches for an unknown kid count
-        against ``min_refresh_interval``; a failed fetch waits as long before the next."""
-        async with self._lock:
-            if self._generation != generation:
-                return
-            self._generation += 1
-            now = time.monotonic()
-            if on_unknown_kid:
-                self._kid_refresh_at = now
-            elif self._failed_at is not None and now - self._failed_at < self.min_refresh_interval:
-                return
-            try:
-                document = await fetch_json(
-                    self.url, timeout=self.timeout, transport=self.transport
-                )
-                keys = document.get("keys") if isinstance(document, dict) else None
-                if not isinstance(keys, list):
-                    raise ValueError("no 'keys' list")
-            except Exception as exc:
-                self._failed_at = time.monotonic()
-                logger.warning("could not fetch the JWKS at %s: %s", self.url, exc)
-                return
-            self._ring = _KeyRing(keys, allow_symmetric=False)
-            self._fetched_at = time.monotonic()
-            self._failed_at = None
-            self.fetches += 1
-
-
-def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
-    """The scopes of a token: ``scope`` (space-separated, RFC 8693/9068) or ``scp`` (a
-    list, or a space-separated string, as some issuers send)."""
-    for name in ("scope", "scp"):
-        value = claims.get(name)
-        if isinstance(value, str):
-            return frozenset(value.split())
-        if isinstance(value, list):
-            return frozenset(s for s in value if isinstance(s, str))
-    return frozenset()
-
 
 _REASONS: Final[tuple[tuple[type[Exception], str], ...]] = (
     (jwt.ExpiredSignatureError, "The token has expired"),
@@ -318,13 +100,13 @@ class JwtBearer:
     ) -> None:
         if jwks_url is not None and keys is not None:
             raise ValueError("give jwks_url or keys, not both")
-        bad = sorted({a for a in algorithms if a.lower() == "none" or a not in _KEY_TYPES})
+        bad = sorted({a for a in algorithms if a.lower() == "none" or a not in KEY_TYPES})
         if bad:
             raise ValueError(f"algorithms not accepted: {bad}")
-        symmetric = bool(_HMAC & set(algorithms))
+        symmetric = bool(HMAC_ALGORITHMS & set(algorithms))
         if symmetric and not (isinstance(keys, StaticKeys) and keys.symmetric):
             raise ValueError("HMAC algorithms need keys=StaticKeys.shared_secret(...)")
-        if symmetric and len(set(algorithms) - _HMAC):
+        if symmetric and len(set(algorithms) - HMAC_ALGORITHMS):
             raise ValueError("do not mix HMAC and public-key algorithms for one scheme")
         self.audience = [audience] if isinstance(audience, str) else list(audience)
         if not self.audience:
@@ -351,8 +133,6 @@ class JwtBearer:
                 "oauth2/openIdConnect schemes with a discovery URL can find them)"
             )
         if scheme.discovery_url and (self.keys is None or self.issuer is None):
-            from a2a_core.auth.oauth import Discovery
-
             self._discovered[scheme.name] = Discovery(scheme.discovery_url)
 
     async def verify(

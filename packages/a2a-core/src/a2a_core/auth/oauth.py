@@ -20,8 +20,8 @@ from typing import Any, Final
 import anyio
 import httpx
 
-from a2a_core.auth.jwt import Jwks, fetch_json, scopes_of
-from a2a_core.security import AuthenticatedIdentity, CredentialsRejected, SchemeSpec
+from a2a_core._protocol.security import AuthenticatedIdentity, CredentialsRejected, SchemeSpec
+from a2a_core.auth._keys import Jwks, fetch_json, scopes_of
 
 __all__ = ["Discovery", "IssuerMetadata", "TokenIntrospection"]
 

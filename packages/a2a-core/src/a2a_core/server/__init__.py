@@ -4,22 +4,22 @@ Everything here runs under asyncio or trio (through anyio) and imports no web fr
 Adapters call :meth:`A2AServer.handle`; agents receive a :class:`TaskContext`.
 """
 
-from a2a_core.server.agent import Agent, AgentResult, AuthRequired, InputRequired
-from a2a_core.server.app import A2AServer, AuthorizeTask, ExtendedCard
-from a2a_core.server.backend import Backend, InMemoryBackend, Service
-from a2a_core.server.context import TaskContext
-from a2a_core.server.events import EventLog, ImmediateEventLog, LoggedEvent
-from a2a_core.server.extensions import Extension, TimestampExtension
-from a2a_core.server.guards import ExecutionGuards
-from a2a_core.server.limits import TaskLimitError, TaskLimits
-from a2a_core.server.memory_events import InMemoryEventLog
-from a2a_core.server.memory_push import InMemoryPushConfigStore
-from a2a_core.server.memory_store import InMemoryTaskStore
-from a2a_core.server.ownership import TaskOwner, owner_by_identity, owner_key
-from a2a_core.server.push import PushConfigStore, PushSender, PushTarget
-from a2a_core.server.push_delivery import WebhookPushSender
-from a2a_core.server.push_secrets import PushSecretCipher, PushSecretError, redact_push_config
-from a2a_core.server.store import (
+from a2a_core.server._agent import Agent, AgentResult, AuthRequired, InputRequired
+from a2a_core.server._app import SHUTDOWN_TEXT, A2AServer, AuthorizeTask, ExtendedCard
+from a2a_core.server._backend import Backend, InMemoryBackend, Service
+from a2a_core.server._context import TaskContext
+from a2a_core.server._events import EventLog, ImmediateEventLog, LoggedEvent
+from a2a_core.server._extensions import Extension, TimestampExtension
+from a2a_core.server._guards import INACTIVITY_TEXT, INTERRUPTED_EXPIRY_TEXT, ExecutionGuards
+from a2a_core.server._limits import TaskLimitError, TaskLimits
+from a2a_core.server._memory_events import InMemoryEventLog
+from a2a_core.server._memory_push import InMemoryPushConfigStore
+from a2a_core.server._memory_store import InMemoryTaskStore
+from a2a_core.server._ownership import ANONYMOUS_OWNER, TaskOwner, owner_by_identity, owner_key
+from a2a_core.server._push import PushConfigStore, PushSender, PushTarget
+from a2a_core.server._push_delivery import WebhookPushSender
+from a2a_core.server._push_secrets import PushSecretCipher, PushSecretError, redact_push_config
+from a2a_core.server._store import (
     ImmediateTaskStore,
     LoggedTaskStore,
     StoredTask,
@@ -29,6 +29,10 @@ from a2a_core.server.store import (
 )
 
 __all__ = [
+    "ANONYMOUS_OWNER",
+    "INACTIVITY_TEXT",
+    "INTERRUPTED_EXPIRY_TEXT",
+    "SHUTDOWN_TEXT",
     "A2AServer",
     "Agent",
     "AgentResult",

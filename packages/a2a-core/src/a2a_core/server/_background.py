@@ -25,7 +25,7 @@ from anyio.abc import TaskGroup
 from a2a_core.server._sync import running_asyncio_loop
 
 if TYPE_CHECKING:
-    from a2a_core.server.runtime import Execution
+    from a2a_core.server._runtime import Execution
 
 __all__ = ["Background"]
 

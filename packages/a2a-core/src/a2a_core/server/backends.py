@@ -39,35 +39,34 @@ in one place:
 
 from __future__ import annotations
 
-from a2a_core.server.app import A2AServer
-from a2a_core.server.backend import Backend, InMemoryBackend, ServerHandle, Service
-from a2a_core.server.events import (
+from a2a_core.server._app import A2AServer
+from a2a_core.server._backend import Backend, InMemoryBackend, ServerHandle, Service
+from a2a_core.server._events import (
     EventLog,
     EventLogClosedError,
     ImmediateEventLog,
     LoggedEvent,
     MeasuredEventLog,
 )
-from a2a_core.server.health import Health, HealthCheckingBackend
-from a2a_core.server.observe import Observer
-from a2a_core.server.outages import BackendUnavailableError, OutageLog
-from a2a_core.server.page_tokens import (
+from a2a_core.server._health import Health, HealthCheckingBackend
+from a2a_core.server._outages import BackendUnavailableError, OutageLog
+from a2a_core.server._page_tokens import (
     NO_TIMESTAMP,
     make_token,
     query_scope,
     read_token,
     status_micros,
 )
-from a2a_core.server.push import (
+from a2a_core.server._push import (
     LoggedPushSender,
     PushConfigLimitError,
     PushConfigStore,
     PushSender,
     PushTarget,
 )
-from a2a_core.server.push_delivery import PushAttempt, WebhookPushSender
-from a2a_core.server.push_secrets import PushSecretCipher, PushSecretError, redact_push_config
-from a2a_core.server.store import (
+from a2a_core.server._push_delivery import PushAttempt, WebhookPushSender
+from a2a_core.server._push_secrets import PushSecretCipher, PushSecretError, redact_push_config
+from a2a_core.server._store import (
     BatchLoggedTaskStore,
     CheckedTaskStore,
     ConcurrentUpdateError,
@@ -81,6 +80,7 @@ from a2a_core.server.store import (
     TaskStore,
     VisibleFilter,
 )
+from a2a_core.server.observe import Observer
 
 __all__ = [
     "NO_TIMESTAMP",

@@ -49,11 +49,11 @@ import contextlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Protocol
 
-from a2a_core.call import Call
-from a2a_core.errors import A2AError
-from a2a_core.http import HttpRequest
-from a2a_core.refusal import Refusal
-from a2a_core.server.messages import Invocation
+from a2a_core._protocol.call import Call
+from a2a_core._protocol.errors import A2AError
+from a2a_core._protocol.http import HttpRequest
+from a2a_core._protocol.refusal import Refusal
+from a2a_core.server._messages import Invocation
 from a2a_core.types import StreamResponse, Task
 
 __all__ = [

@@ -141,6 +141,6 @@ def _struct(info: mi.StructType) -> st.SearchStrategy[Any]:
 
 def round_trips(value: msgspec.Struct) -> bool:
     """True when ``value`` encodes and decodes back to an equal value (for quick checks)."""
-    from a2a_core.codec import decode, encode
+    from a2a_core._protocol.codec import decode, encode
 
     return bool(decode(encode(value), type(value)) == value)

@@ -7,7 +7,7 @@ from typing import Annotated
 import msgspec
 from msgspec import field
 
-from a2a_core._base import WireStruct, check_oneof
+from a2a_core.types._base import WireStruct, check_oneof
 
 from ._common import NonEmptyStr, Struct
 

@@ -13,7 +13,7 @@ import datetime as _dt
 import msgspec
 from msgspec import field
 
-from a2a_core._base import WireStruct
+from a2a_core.types._base import WireStruct
 
 from ._common import HistoryLength, Int32, NonEmptyStr, PageSize, Struct, to_utc
 from ._enums import TaskState

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
-from a2a_core._base import WireStruct, check_oneof
+from a2a_core.types._base import WireStruct, check_oneof
 
 from ._common import NonEmptyStr, Struct, to_utc
 from ._enums import Role, TaskState

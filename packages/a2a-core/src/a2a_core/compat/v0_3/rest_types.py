@@ -16,7 +16,7 @@ transcoding of ``reference/v0.3/a2a.proto`` (package ``a2a.v1``), so its JSON is
 - the card's security schemes are oneof wrappers (``{"apiKeySecurityScheme": {...}}``), its
   requirements ``[{"schemes": {name: {"list": [scopes]}}}]``.
 
-Every struct derives from :class:`a2a_core._base.WireStruct`, so the rules of the v1.0 model
+Every struct derives from :class:`a2a_core.types._base.WireStruct`, so the rules of the v1.0 model
 hold here too: camelCase out, defaults omitted (proto3 has no presence for these fields, so
 ``""``, ``0``, ``false``, ``[]`` and ``{}`` are "not set"), and :func:`a2a_core.codec.decode`
 accepts what ProtoJSON parsers accept. That includes the *original proto field names*, which
@@ -42,7 +42,7 @@ from typing import Annotated, ClassVar
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
-from a2a_core._base import WireStruct, check_oneof
+from a2a_core.types._base import WireStruct, check_oneof
 from a2a_core.types._common import HistoryLength, NonEmptyStr, Struct, to_utc
 
 __all__ = [

@@ -6,7 +6,7 @@ This module owns the *shape* of the v0.3 dialect: every object of
 validation; :mod:`a2a_core.compat.v0_3.convert` maps these values to and from the v1.0
 model, which is the only model the rest of the library sees.
 
-Rules of the family (the v0.3 twin of :class:`a2a_core._base.WireStruct`):
+Rules of the family (the v0.3 twin of :class:`a2a_core.types._base.WireStruct`):
 
 - camelCase on the wire, frozen, keyword-only, unknown fields ignored.
 - Members the schema lists as ``required`` have no default. Optional members default to

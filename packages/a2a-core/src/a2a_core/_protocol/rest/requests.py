@@ -1,0 +1,247 @@
+"""REST requests: path values, query and body decoded into the v1.0 request (L1, pure)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, Final, TypeAlias, TypeVar
+
+import msgspec
+from msgspec import field
+
+from a2a_core import types as v1
+from a2a_core._protocol import codec
+from a2a_core._protocol.errors import (
+    FieldViolation,
+    InvalidParamsError,
+    JSONParseError,
+)
+from a2a_core._protocol.operations import CallRequest, Operation
+from a2a_core._protocol.rest.query import QueryField, QueryKind, parse_query
+from a2a_core._protocol.rest.routes import RouteMatch
+from a2a_core.compat.v0_3 import rest_convert, rest_types
+from a2a_core.types._base import WireStruct
+from a2a_core.types._common import Struct
+
+T = TypeVar("T")
+
+#: The v1.0 request a REST route decodes to (the operations' request union).
+RestRequest: TypeAlias = CallRequest
+
+
+# ---------------------------------------------------------------------------------------
+# Request decoding
+
+
+#: The query fields of each GET route that takes some.
+_HISTORY: Final = QueryField("historyLength", QueryKind.INT)
+_PAGE_SIZE: Final = QueryField("pageSize", QueryKind.INT)
+_PAGE_TOKEN: Final = QueryField("pageToken", QueryKind.STRING)
+_GET_TASK_QUERY: Final = (_HISTORY,)
+_LIST_TASKS_QUERY: Final = (
+    QueryField("contextId", QueryKind.STRING),
+    QueryField("status", QueryKind.ENUM, enum=v1.TaskState),
+    _PAGE_SIZE,
+    _PAGE_TOKEN,
+    _HISTORY,
+    QueryField("statusTimestampAfter", QueryKind.TIMESTAMP),
+    QueryField("includeArtifacts", QueryKind.BOOL),
+)
+_LIST_PUSH_QUERY: Final = (_PAGE_SIZE, _PAGE_TOKEN)
+
+
+def _invalid(message: str, field_name: str | None = None) -> InvalidParamsError:
+    violations = [FieldViolation(field_name, message)] if field_name else []
+    return InvalidParamsError(
+        f"{InvalidParamsError.default_message}: {message}", field_violations=violations
+    )
+
+
+# msgspec ends a validation message with the JSON path of the culprit: `... - at `$.a.b``.
+_AT_PATH: Final = re.compile(r" - at `\$\.?([^`]*)`$")
+
+
+def _schema_error(message: str) -> InvalidParamsError:
+    """InvalidParams for a codec message, pointing at the field it names (for BadRequest)."""
+    at = _AT_PATH.search(message)
+    return _invalid(message, at.group(1) if at and at.group(1) else None)
+
+
+def _decode_body(body: bytes, type_: type[T]) -> T:
+    if not body.strip():
+        body = b"{}"
+    try:
+        return codec.decode(body, type_)
+    except codec.DecodeError as exc:
+        if exc.malformed_json:
+            raise JSONParseError(f"{JSONParseError.default_message}: {exc.message}") from None
+        raise _schema_error(exc.message) from None
+    except OverflowError:
+        # A timestamp whose UTC form falls outside datetime's range (year 1 with an offset).
+        raise _invalid("a timestamp is out of range") from None
+
+
+def _convert(values: dict[str, Any], type_: type[T]) -> T:
+    try:
+        return codec.convert(values, type_)
+    except codec.DecodeError as exc:
+        raise _schema_error(exc.message) from None
+
+
+def _same(body_value: str, path_value: str, what: str) -> None:
+    if body_value and body_value != path_value:
+        raise _invalid(f"{what} in the body does not match the path", what)
+
+
+def _tenant(match: RouteMatch, body_tenant: str) -> str:
+    """The tenant: the path's when the route has one (the body may repeat it), else the body's."""
+    path_tenant = match.tenant
+    if not path_tenant:
+        return body_tenant
+    _same(body_tenant, path_tenant, "tenant")
+    return path_tenant
+
+
+class _V1CancelBody(WireStruct, kw_only=True, frozen=True):
+    # CancelTaskRequest with the path's members optional.
+    tenant: str = ""
+    id: str = ""
+    metadata: Struct = field(default_factory=dict)
+
+
+class _V1SubscribeBody(WireStruct, kw_only=True, frozen=True):
+    # SubscribeToTaskRequest with the path's members optional.
+    tenant: str = ""
+    id: str = ""
+
+
+def _decode_v1(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    op = match.operation
+    params = match.params
+    if op is Operation.SEND_MESSAGE or op is Operation.SEND_STREAMING_MESSAGE:
+        send = _decode_body(body, v1.SendMessageRequest)
+        tenant = _tenant(match, send.tenant)
+        return send if tenant == send.tenant else msgspec.structs.replace(send, tenant=tenant)
+    if op is Operation.GET_TASK:
+        values = parse_query(query, _GET_TASK_QUERY)
+        return _convert({**values, "tenant": match.tenant, "id": params["id"]}, v1.GetTaskRequest)
+    if op is Operation.LIST_TASKS:
+        values = parse_query(query, _LIST_TASKS_QUERY)
+        return _convert({**values, "tenant": match.tenant}, v1.ListTasksRequest)
+    if op is Operation.CANCEL_TASK:
+        cancel = _decode_body(body, _V1CancelBody)
+        _same(cancel.id, params["id"], "id")
+        return v1.CancelTaskRequest(
+            tenant=_tenant(match, cancel.tenant), id=params["id"], metadata=cancel.metadata
+        )
+    if op is Operation.SUBSCRIBE_TO_TASK:
+        tenant = match.tenant
+        if match.route.method == "POST":
+            subscribe = _decode_body(body, _V1SubscribeBody)
+            _same(subscribe.id, params["id"], "id")
+            tenant = _tenant(match, subscribe.tenant)
+        return v1.SubscribeToTaskRequest(tenant=tenant, id=params["id"])
+    if op is Operation.CREATE_PUSH_CONFIG:
+        config = _decode_body(body, v1.TaskPushNotificationConfig)
+        _same(config.task_id, params["task_id"], "taskId")
+        return msgspec.structs.replace(
+            config, tenant=_tenant(match, config.tenant), task_id=params["task_id"]
+        )
+    if op is Operation.GET_PUSH_CONFIG:
+        return v1.GetTaskPushNotificationConfigRequest(
+            tenant=match.tenant, task_id=params["task_id"], id=params["id"]
+        )
+    if op is Operation.LIST_PUSH_CONFIGS:
+        values = parse_query(query, _LIST_PUSH_QUERY)
+        values.update(tenant=match.tenant, taskId=params["task_id"])
+        return _convert(values, v1.ListTaskPushNotificationConfigsRequest)
+    if op is Operation.DELETE_PUSH_CONFIG:
+        return v1.DeleteTaskPushNotificationConfigRequest(
+            tenant=match.tenant, task_id=params["task_id"], id=params["id"]
+        )
+    return v1.GetExtendedAgentCardRequest(tenant=match.tenant)
+
+
+def _same_task_name(name: str, task_id: str, what: str) -> None:
+    if name and rest_convert.parse_task_name(name) != task_id:
+        raise _invalid(f"{what} in the body does not name the task of the path", what)
+
+
+def _v0_3_push_config(
+    body: rest_types.CreateTaskPushNotificationConfigBody, task_id: str
+) -> v1.TaskPushNotificationConfig:
+    """Either body form -> the v1.0 config, after checking every name against the path."""
+    ids: list[str] = []
+    if body.config is not None:  # {parent, configId, config: {name, pushNotificationConfig}}
+        _same_task_name(body.parent, task_id, "parent")
+        name, webhook = body.config.name, body.config.push_notification_config
+        ids.append(body.config_id)
+    elif body.push_notification_config is not None:  # {name, pushNotificationConfig}
+        name, webhook = body.name, body.push_notification_config
+    else:
+        raise _invalid(
+            "the body needs `config` or `pushNotificationConfig`", "pushNotificationConfig"
+        )
+    if name:
+        parsed = rest_convert.parse_push_config_name(name)
+        if parsed is None or parsed[0] != task_id:
+            raise _invalid("name in the body does not name a config of the path's task", "name")
+        ids.append(parsed[1])
+    ids.append(webhook.id)
+    distinct = {i for i in ids if i}
+    if len(distinct) > 1:
+        raise _invalid("the body gives different config ids", "pushNotificationConfig.id")
+    config = rest_convert.push_config_to_v1(webhook, task_id=task_id)
+    config_id = distinct.pop() if distinct else ""
+    return config if config.id == config_id else msgspec.structs.replace(config, id=config_id)
+
+
+def _decode_v0_3(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    op = match.operation
+    params = match.params
+    if op is Operation.SEND_MESSAGE or op is Operation.SEND_STREAMING_MESSAGE:
+        return rest_convert.send_request_to_v1(_decode_body(body, rest_types.SendMessageRequest))
+    if op is Operation.GET_TASK:
+        values = parse_query(query, _GET_TASK_QUERY)
+        return _convert({**values, "id": params["id"]}, v1.GetTaskRequest)
+    if op is Operation.CANCEL_TASK:
+        cancel = _decode_body(body, rest_types.CancelTaskRequest)
+        _same_task_name(cancel.name, params["id"], "name")
+        return v1.CancelTaskRequest(id=params["id"])
+    if op is Operation.SUBSCRIBE_TO_TASK:
+        if match.route.method == "POST":
+            subscribe = _decode_body(body, rest_types.TaskSubscriptionRequest)
+            _same_task_name(subscribe.name, params["id"], "name")
+        return v1.SubscribeToTaskRequest(id=params["id"])
+    if op is Operation.CREATE_PUSH_CONFIG:
+        create = _decode_body(body, rest_types.CreateTaskPushNotificationConfigBody)
+        return _v0_3_push_config(create, params["task_id"])
+    if op is Operation.GET_PUSH_CONFIG:
+        return v1.GetTaskPushNotificationConfigRequest(task_id=params["task_id"], id=params["id"])
+    if op is Operation.LIST_PUSH_CONFIGS:
+        values = parse_query(query, _LIST_PUSH_QUERY)
+        values["taskId"] = params["task_id"]
+        return _convert(values, v1.ListTaskPushNotificationConfigsRequest)
+    if op is Operation.DELETE_PUSH_CONFIG:
+        return v1.DeleteTaskPushNotificationConfigRequest(
+            task_id=params["task_id"], id=params["id"]
+        )
+    # GET /v1/card is the v0.3 GetAgentCard, i.e. the (extended) card (DIGEST §1).
+    return v1.GetExtendedAgentCardRequest()
+
+
+def decode_rest_request(
+    match: RouteMatch,
+    query: Sequence[tuple[str, str]] = (),
+    body: bytes = b"",
+) -> RestRequest:
+    """Build the v1.0 request of ``match.operation`` from the path, query and body.
+
+    ``query`` is the decoded query pairs (`a2a_core.http.HttpRequest.query_params`).
+    Raises `InvalidParamsError` (bad parameters, or a body value that contradicts the
+    path) or `JSONParseError` (a body that is not JSON); nothing else on any input. The
+    ``Content-Type`` is checked separately (`check_request_content_type`).
+    """
+    if match.dialect == "0.3":
+        return _decode_v0_3(match, query, body)
+    return _decode_v1(match, query, body)

@@ -1,0 +1,162 @@
+"""The context an agent works with (L2): what it reads of the call, how it reports.
+
+A thin face over the task's :class:`~a2a_core.server._writes.TaskHandle`: every report
+becomes one write of the task (see `writes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from a2a_core.server._messages import Invocation, agent_message
+from a2a_core.server._writes import TaskHandle, new_artifact
+from a2a_core.types import Artifact, Message, Part, Task, TaskState
+
+__all__ = ["TaskContext"]
+
+
+class TaskContext:
+    """What an agent sees of the call it handles, and how it reports progress.
+
+    Reading: ``message`` (the client's message), ``text`` (its text parts joined),
+    ``task_id``, ``context_id``, ``task`` (the task before this message, for a follow-up),
+    ``metadata`` (server, per-request and call metadata merged), ``identity``, ``extensions``
+    (activated URIs), ``configuration``, ``call``.
+
+    Reporting: ``working``, ``artifact``, ``input_required``, ``auth_required``,
+    ``complete``, ``fail``, ``reject``. The task is created on the first report (a reply
+    with only a message creates none); after a terminal report, further reports are ignored.
+    """
+
+    def __init__(self, handle: TaskHandle, invocation: Invocation) -> None:
+        self._handle = handle
+        self._invocation = invocation
+        self._artifact_id: str | None = None
+
+    # --- what the agent reads ----------------------------------------------------------
+
+    @property
+    def message(self) -> Message:
+        """The client's message."""
+        return self._invocation.message
+
+    @property
+    def text(self) -> str:
+        """The text parts of the client's message, joined by newlines."""
+        parts = self.message.parts
+        if len(parts) == 1:  # the usual message: no generator to join
+            text = parts[0].text
+            return text if isinstance(text, str) else ""
+        return "\n".join(p.text for p in parts if isinstance(p.text, str))
+
+    @property
+    def task_id(self) -> str:
+        """The id of the task this message belongs to."""
+        return self._invocation.task_id
+
+    @property
+    def context_id(self) -> str:
+        """The conversation id."""
+        return self._invocation.context_id
+
+    @property
+    def task(self) -> Task | None:
+        """The task as it is now (``None`` until created, for a new task)."""
+        writer = self._handle.writer
+        if writer is not None:
+            return writer.task
+        return self._invocation.task
+
+    @property
+    def is_follow_up(self) -> bool:
+        """The message continues an existing task."""
+        return self._invocation.task is not None
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """Merged metadata (server, per request, call)."""
+        return self._invocation.call.metadata
+
+    @property
+    def identity(self) -> Any:
+        """The authenticated caller, or ``None``."""
+        return self._invocation.call.identity
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """Activated extension URIs."""
+        return self._invocation.call.extensions
+
+    @property
+    def configuration(self) -> Any:
+        """The client's send configuration (``SendMessageConfiguration`` or ``None``)."""
+        return self._invocation.configuration
+
+    @property
+    def call(self) -> Any:
+        """The validated call."""
+        return self._invocation.call
+
+    # --- how the agent reports ---------------------------------------------------------
+
+    async def working(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+        """The agent is working (optionally saying on what)."""
+        await self._status(TaskState.WORKING, message)
+
+    async def input_required(self, message: str | Sequence[Part] | Part | Message) -> None:
+        """Ask the client for more input; the next message with this task id continues."""
+        await self._status(TaskState.INPUT_REQUIRED, message)
+
+    async def auth_required(self, message: str | Sequence[Part] | Part | Message) -> None:
+        """The client must authenticate out-of-band before the task can go on."""
+        await self._status(TaskState.AUTH_REQUIRED, message)
+
+    async def complete(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+        """The task is done."""
+        await self._status(TaskState.COMPLETED, message)
+
+    async def fail(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+        """The task failed."""
+        await self._status(TaskState.FAILED, message)
+
+    async def reject(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+        """The agent refuses the task."""
+        await self._status(TaskState.REJECTED, message)
+
+    async def artifact(
+        self,
+        content: str | Part | Sequence[Part] | Artifact,
+        *,
+        artifact_id: str | None = None,
+        name: str = "",
+        description: str = "",
+        append: bool = False,
+        last_chunk: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        """Add an artifact, or (``append=True``) a chunk of one; returns the artifact id."""
+        if isinstance(content, Artifact):
+            artifact = content
+        else:
+            artifact = new_artifact(content, artifact_id, name, description, metadata)
+        writer = await self._handle.ensure()
+        await writer.artifact(artifact, append=append, last_chunk=last_chunk)
+        return artifact.artifact_id
+
+    async def stream_chunk(self, content: str | Part | Sequence[Part]) -> None:
+        """Append a chunk to this call's one streamed artifact (created on first use)."""
+        if self._artifact_id is None:
+            self._artifact_id = await self.artifact(content)
+        else:
+            await self.artifact(content, artifact_id=self._artifact_id, append=True)
+
+    def agent_message(self, content: str | Sequence[Part] | Part | Message) -> Message:
+        """A message from the agent in this task."""
+        return agent_message(content, task_id=self.task_id, context_id=self.context_id)
+
+    async def _status(
+        self, state: TaskState, message: str | Sequence[Part] | Part | Message | None
+    ) -> None:
+        writer = await self._handle.ensure()
+        await writer.status(state, None if message is None else self.agent_message(message))
