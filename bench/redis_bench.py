@@ -42,6 +42,8 @@ from typing import Any
 
 from harness import ServerProcess, free_port, pinned
 
+from a2a_core.server import StreamOptions
+
 HERE = Path(__file__).resolve()
 V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 
@@ -91,7 +93,9 @@ def serve(args: argparse.Namespace) -> None:
         skills=[AgentSkill(id="s", name="S", description="bench", tags=["bench"])],
     )
     url = f"http://127.0.0.1:{args.port}"
-    server = A2AServer(agent, card=card, base_url=url, keep_alive_interval=30, **options)
+    server = A2AServer(
+        agent, card=card, base_url=url, **options, streams=StreamOptions(keep_alive_interval=30)
+    )
     if args.adapter == "aiohttp":
         from aiohttp import web
 

@@ -40,6 +40,8 @@ from typing import Any
 
 import msgspec
 
+from a2a_core.protocol import ProtocolOptions
+
 HOST = "127.0.0.1"
 KINDS = ("a2aserve-starlette", "a2aserve-aiohttp", "sdk", "bare-starlette", "bare-aiohttp")
 STACKS = ("h11", "httptools")
@@ -135,7 +137,11 @@ def our_server(base_url: str, backend: Any = None) -> Any:
     observer = bench_observer(os.environ.get(OBSERVER_ENV, "none"))
     if observer is not None:  # none: also what a --baseline checkout (no such option) runs
         options["observer"] = observer
-    return A2AServer(agent, card=card, base_url=base_url, last_modified=modified, **options)
+    try:
+        protocol = ProtocolOptions(last_modified=modified)
+    except TypeError:  # a --baseline checkout from before ProtocolOptions(last_modified=)
+        return A2AServer(agent, card=card, base_url=base_url, last_modified=modified, **options)
+    return A2AServer(agent, card=card, base_url=base_url, protocol=protocol, **options)
 
 
 #: Which observer `our_server` runs with (`bench_observer`): ``none``, ``noop`` or ``otel``.

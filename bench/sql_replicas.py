@@ -38,6 +38,8 @@ from typing import Any
 
 from harness import ServerProcess, admin, free_port, pinned
 
+from a2a_core.server import ExecutionGuards, StreamOptions
+
 HERE = Path(__file__).resolve()
 V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
 
@@ -88,7 +90,12 @@ def serve(args: argparse.Namespace) -> None:
     )
     url = f"http://127.0.0.1:{args.port}"
     server = A2AServer(
-        agent, card=card, base_url=url, keep_alive_interval=30, shutdown_grace=0.5, **options
+        agent,
+        card=card,
+        base_url=url,
+        **options,
+        streams=StreamOptions(keep_alive_interval=30),
+        guards=ExecutionGuards(shutdown_grace=0.5),
     )
     if args.adapter == "aiohttp":
         from aiohttp import web

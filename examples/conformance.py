@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 import a2a_aiohttp
 import a2a_starlette
 from a2a_core.protocol import ProtocolOptions
-from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server import A2AServer, InputRequired, PushOptions, TaskContext
 from a2a_core.types import AgentSkill, Message, Part
 
 FILE = Part(raw=b"Generated file content", filename="output.txt", media_type="text/plain")
@@ -179,11 +179,14 @@ def main() -> None:
             extended=True,
             modes=("text/plain", "application/json"),
         ),
-        # The kits send no credentials, and ask for the extended card all the same.
-        extended_card_for_anonymous=True,
-        protocol=ProtocolOptions(legacy_card_fields=args.v03_card, **signing_options(args)),
+        protocol=ProtocolOptions(
+            legacy_card_fields=args.v03_card,
+            **signing_options(args),
+            # The kits send no credentials, and ask for the extended card all the same.
+            extended_card_for_anonymous=True,
+        ),
         # The kits receive push notifications on a local webhook.
-        push_allow_hosts=["localhost", "127.0.0.0/8", "::1"],
+        push=PushOptions(allow_hosts=["localhost", "127.0.0.0/8", "::1"]),
     )
     serve(
         server,

@@ -15,7 +15,7 @@ import sys
 import threading
 from typing import Any
 
-from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server import A2AServer, ExecutionGuards, InputRequired, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard
 
 
@@ -45,7 +45,12 @@ def main() -> None:
         default_output_modes=["text/plain"],
         skills=[],
     )
-    server = A2AServer(agent, card=card, base_url=f"http://127.0.0.1:{port}", shutdown_grace=grace)
+    server = A2AServer(
+        agent,
+        card=card,
+        base_url=f"http://127.0.0.1:{port}",
+        guards=ExecutionGuards(shutdown_grace=grace),
+    )
     if adapter == "aiohttp":
         from aiohttp import web
 

@@ -3,6 +3,7 @@ the card wherever and however the adapter is mounted."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import email.utils
 from typing import Any
@@ -31,8 +32,11 @@ async def echo(ctx: TaskContext) -> str:
     return f"echo: {ctx.text}"
 
 
-def card_server(base_url: str | None, **kw: Any) -> A2AServer:
-    return A2AServer(echo, card=make_card(), base_url=base_url, last_modified=LAST_MODIFIED, **kw)
+def card_server(
+    base_url: str | None, *, protocol: ProtocolOptions | None = None, **kw: Any
+) -> A2AServer:
+    fixed = dataclasses.replace(protocol or ProtocolOptions(), last_modified=LAST_MODIFIED)
+    return A2AServer(echo, card=make_card(), base_url=base_url, protocol=fixed, **kw)
 
 
 async def test_card_has_validators_and_the_base_url(anywhere: Harness) -> None:

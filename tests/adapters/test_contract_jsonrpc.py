@@ -10,6 +10,7 @@ import anyio
 import msgspec
 import pytest
 
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import AgentSkill
 from adapters.contract import (
@@ -239,8 +240,8 @@ async def test_extended_card_for_anonymous_callers_by_choice(harness: Harness) -
         echo,
         card=make_card(extended=True),
         extended_card=card_for,
-        extended_card_for_anonymous=True,
         base_url=harness.base_url,
+        protocol=ProtocolOptions(extended_card_for_anonymous=True),
     )
     async with harness.serve(server, middleware=overrides) as live:
         v1 = await live.result("GetExtendedAgentCard")

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from a2a_core.server import A2AServer, TaskContext
+from a2a_core.server import A2AServer, StreamOptions, TaskContext
 from a2a_core.types import Message, Part, Role
 from adapters.contract import Frame, Harness, Live, make_card, send_params
 
@@ -86,7 +86,7 @@ async def test_stream_headers_and_frames(harness: Harness, binding: str) -> None
 
 async def test_keep_alive_comments_on_an_idle_stream(harness: Harness) -> None:
     steps = Steps()
-    server = A2AServer(steps, card=make_card(), keep_alive_interval=0.05)
+    server = A2AServer(steps, card=make_card(), streams=StreamOptions(keep_alive_interval=0.05))
     async with harness.serve(server) as live:
         task_id = await start(live)
         await steps.reached.wait()
@@ -282,7 +282,7 @@ async def test_a_subscription_follows_the_task_until_it_is_terminal(
 
 
 async def test_a_send_stream_still_closes_on_input_required(harness: Harness) -> None:
-    # DIGEST A6: SendStreamingMessage keeps the SDK's rule (terminal or input-required).
+    # spec-decisions A6: SendStreamingMessage keeps the SDK's rule (terminal or input-required).
     async with harness.serve(A2AServer(multi_turn, card=make_card())) as live:
         with anyio.fail_after(10):
             stream = await live.stream_rpc("SendStreamingMessage", send_params("start"))

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 
-from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server import A2AServer, InputRequired, StreamOptions, TaskContext
 from a2a_core.sse import parse_frames
 from adapters.contract import Harness, Live, make_card, rpc_body, send_params
 
@@ -100,7 +100,7 @@ async def test_unread_subscribers_of_a_big_task_share_its_snapshot(harness: Harn
         return InputRequired("more?")
 
     # Frequent keep-alives: aiohttp sees a client gone only when it writes to it.
-    server = A2AServer(agent, card=make_card(), keep_alive_interval=0.05)
+    server = A2AServer(agent, card=make_card(), streams=StreamOptions(keep_alive_interval=0.05))
     async with harness.serve(server) as live:
         task = (await live.result("SendMessage", send_params()))["task"]
         unread = [await Unread.open(harness, task["id"], n) for n in (1, 2, 3)]
@@ -134,7 +134,7 @@ async def test_an_unread_subscriber_is_closed_while_a_reader_and_the_task_go_on(
     # 256 KiB in all: four times the limit, and more than the kernel and the transport
     # absorb for the client that does not read (about 100 KiB with these buffers).
     chunks = 32
-    server = A2AServer(agent, card=make_card(), stream_backlog_limit=64 * 1024)
+    server = A2AServer(agent, card=make_card(), streams=StreamOptions(backlog_limit=64 * 1024))
     async with harness.serve(server) as live:
         task_id = await start(live)
         async with live.open_rpc_stream("SubscribeToTask", {"id": task_id}, id=1) as reader:

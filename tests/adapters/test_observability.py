@@ -32,7 +32,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 from a2a_core.call import Call
 from a2a_core.http import HttpRequest
 from a2a_core.otel import OpenTelemetryObserver, correlate_logs, uncorrelate_logs
-from a2a_core.server import A2AServer, TaskContext, TimestampExtension
+from a2a_core.server import A2AServer, PushOptions, TaskContext, TimestampExtension
 from a2a_core.server.observe import CallObservation, NoOpObservation, NoOpObserver, Observers
 from adapters.contract import Harness, make_card, send_params
 
@@ -386,7 +386,10 @@ async def test_tenant_and_extensions_are_attributes(harness: Harness, otel: Otel
 
 async def test_webhook_delivery_continues_the_trace(harness: Harness, otel: Otel) -> None:
     server = A2AServer(
-        chunks, card=make_card(push=True), observer=otel.observer, push_allow_hosts=["127.0.0.1"]
+        chunks,
+        card=make_card(push=True),
+        observer=otel.observer,
+        push=PushOptions(allow_hosts=["127.0.0.1"]),
     )
     # The receiver inside: the harness checks that no task started while it served is left.
     async with harness.serve(server) as live, receiving() as receiver:
@@ -430,7 +433,7 @@ async def test_incoming_baggage_reaches_the_agent_and_the_webhook(
         reads_baggage,
         card=make_card(push=True),
         observer=otel.observer,
-        push_allow_hosts=["127.0.0.1"],
+        push=PushOptions(allow_hosts=["127.0.0.1"]),
     )
     headers = {**TRACEPARENT, "baggage": "deployment.region=eu-west"}
     async with harness.serve(server) as live, receiving() as receiver:

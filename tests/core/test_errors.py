@@ -36,7 +36,7 @@ from a2a_core.errors import (
 )
 
 # code, class name, reason, default message, HTTP v1.0.0, HTTP v1.0.1, gRPC v1.0.0, gRPC v1.0.1
-# Transcribed from DIGEST §4.1/§4.2 (and §4.2's note on the generic errors).
+# Transcribed from spec-decisions F7 (and its note on the generic errors).
 TABLE = [
     (-32700, "JSONParseError", "JSON_PARSE", "Invalid JSON payload",
      400, 400, "INVALID_ARGUMENT", "INVALID_ARGUMENT"),
@@ -142,7 +142,7 @@ def test_table_covers_every_error_class_once() -> None:
 
 @pytest.mark.parametrize("cls", [c for c in ERROR_CLASSES if -32099 <= c.code <= -32000])
 def test_a2a_reason_is_the_name_in_upper_snake_case(cls: type[A2AError]) -> None:
-    # DIGEST §4.2: "the A2A error name in UPPER_SNAKE_CASE, without the Error suffix".
+    # spec-decisions F7: "the A2A error name in UPPER_SNAKE_CASE, without the Error suffix".
     expected = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__.removesuffix("Error")).upper()
     assert cls.reason == expected
 

@@ -81,7 +81,7 @@ def test_method_tables(
 def test_method_tables_are_disjoint_and_cover_every_operation() -> None:
     assert not set(V1_METHODS) & set(V0_3_METHODS)
     assert {s.operation for s in V1_METHODS.values()} == set(Operation)
-    # v0.3 has no list-tasks method (DIGEST §12 A4)
+    # v0.3 has no list-tasks method (spec-decisions A4)
     assert {s.operation for s in V0_3_METHODS.values()} == set(Operation) - {Operation.LIST_TASKS}
     # the operation's value is its canonical (v1.0) name
     assert all(V1_METHODS[op.value].operation is op for op in Operation)
@@ -243,7 +243,7 @@ FAILURES = [
         invalid_v0_3('"q"', JSONRPC),
         id="jsonrpc-v0.3",
     ),
-    # notifications are answered with -32600 and id null by default (DIGEST §1.2)
+    # notifications are answered with -32600 and id null by default (spec-decisions F2)
     pytest.param(
         b'{"jsonrpc":"2.0","method":"GetTask","params":{"id":"t"}}',
         invalid("null", NOTIFICATION),

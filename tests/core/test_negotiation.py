@@ -122,7 +122,7 @@ def test_negotiate_version(
 
 
 def test_no_version_is_0_3_even_when_0_3_is_not_served() -> None:
-    # The method's dialect decides later (DIGEST A1); negotiation itself does not fail.
+    # The method's dialect decides later (spec-decisions A1); negotiation itself does not fail.
     negotiated = negotiate_version(HttpRequest("POST", "/"), ("1.0",))
     assert (negotiated.version, negotiated.explicit) == ("0.3", False)
 

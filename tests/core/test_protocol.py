@@ -928,7 +928,7 @@ def test_default_limits() -> None:
 
 # --- the order of the checks --------------------------------------------------------------------
 
-# Each request fails two checks; the earlier one in DESIGN's order must win:
+# Each request fails two checks; the earlier one in the order of checks (spec-decisions R1) must win:
 # route -> version -> required extensions -> activation -> body size -> nesting -> JSON ->
 # envelope -> method -> params -> capability.
 ORDER_CASES: list[tuple[str, dict[str, Any], HttpRequest, int]] = [

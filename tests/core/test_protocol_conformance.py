@@ -1,7 +1,7 @@
 """L1 behaviours the conformance kits and the official clients probe, through bytes.
 
 - A request ``Content-Type`` that is not JSON is refused by one check shared by both
-  bindings (DIGEST §12 A12): -32005 as a normal JSON-RPC error (HTTP 200, ``id`` null, the
+  bindings (spec-decisions A12): -32005 as a normal JSON-RPC error (HTTP 200, ``id`` null, the
   body not parsed), 415 on REST.
 - Extension activation is decided once, when the call exists (``extension_activation``): the
   call's ``extensions`` and the ``A2A-Extensions`` reply headers come from that decision, and

@@ -183,8 +183,8 @@ REFUSAL_REASONS = (
 
 
 def check_refusal(protocol: ServerProtocol, request: HttpRequest, response: HttpResponse) -> None:
-    """What an observer hears of a response given instead of a call (`ServerProtocol.refusal`)."""
-    refusal = protocol.refusal(request, response)
+    """What an observer hears of a response given instead of a call (its ``refusal``)."""
+    refusal = response.refusal
     path = request.path or "/"
     if path == protocol.card_path or protocol.card_publisher.matches_jwks_path(path):
         assert refusal is None

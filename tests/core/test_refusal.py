@@ -1,13 +1,12 @@
-"""What an observer hears of a request refused before it became a call
-(`ServerProtocol.refusal`, `a2a_core.refusal`), driven with request bytes."""
+"""What an observer hears of a request refused before it became a call: the reply's
+`HttpResponse.refusal` (`a2a_core.refusal`), driven with request bytes."""
 
 from __future__ import annotations
 
 import pytest
 
 from a2a_core.errors import UnauthenticatedError
-from a2a_core.http import HttpResponse
-from a2a_core.refusal import Refusal, refusal_of
+from a2a_core.refusal import Refusal
 from helpers.protocol import as_response, envelope, http, make_protocol, rpc
 
 PROTOCOL = make_protocol(jsonrpc_path="/rpc", rest_path="/rest", max_body_size=1024)
@@ -57,14 +56,14 @@ JSON = ("content-type", "application/json")
 )
 def test_a_refused_request_is_told_with_its_reason(request_: object, expected: Refusal) -> None:
     response = as_response(PROTOCOL.receive_request(request_))  # type: ignore[arg-type]
-    assert PROTOCOL.refusal(request_, response) == expected  # type: ignore[arg-type]
+    assert response.refusal == expected
 
 
 def test_refused_credentials_are_a_refusal_on_both_bindings() -> None:
     for path, binding, code in (("/rpc", "jsonrpc", -31401), ("/rest/tasks/t-1", "rest", None)):
         request = http("POST", path, b"{}", V1, JSON)
         response = PROTOCOL.reply_auth_failure(request, UnauthenticatedError(), ["Bearer"])
-        refusal = PROTOCOL.refusal(request, response)
+        refusal = response.refusal
         assert refusal is not None
         assert (refusal.binding, refusal.reason, refusal.status) == (
             binding,
@@ -77,26 +76,27 @@ def test_refused_credentials_are_a_refusal_on_both_bindings() -> None:
 
 def test_what_is_not_a_refusal() -> None:
     card = http("GET", "/.well-known/agent-card.json")
-    assert PROTOCOL.refusal(card, as_response(PROTOCOL.receive_request(card))) is None
+    assert as_response(PROTOCOL.receive_request(card)).refusal is None
     notifications = make_protocol(notifications="ignore")
     silent = rpc({"jsonrpc": "2.0", "method": "NoSuchMethod"}, V1)
     response = as_response(notifications.receive_request(silent))
     assert response.status == 204
-    assert notifications.refusal(silent, response) is None
+    assert response.refusal is None
 
 
 def test_reasons_never_come_from_the_request() -> None:
-    # A body the server did not write (an HTTP layer's own error page, or garbage) still
-    # gives a reason from a fixed set.
-    assert refusal_of("rest", HttpResponse(502, (), b"<html>bad gateway</html>")) == Refusal(
-        "rest", "BAD_GATEWAY", 502
+    # What a client sends that looks like a reason (a method named like one, a REST path
+    # segment, a body's own "reason") never becomes one: the reasons are the error table's.
+    named = rpc(envelope("ANY_TEXT_A_CLIENT_SENT"), V1, path="/rpc")
+    assert as_response(PROTOCOL.receive_request(named)).refusal == Refusal(
+        "jsonrpc", "METHOD_NOT_FOUND", 200, -32601
     )
     invented = b'{"error": {"details": [{"reason": "ANY TEXT A CLIENT SENT"}]}}'
-    assert refusal_of("rest", HttpResponse(400, (), invented)) == Refusal(
-        "rest", "BAD_REQUEST", 400
+    body = http("POST", "/rest/message:send", invented, V1, JSON)
+    assert as_response(PROTOCOL.receive_request(body)).refusal == Refusal(
+        "rest", "INVALID_PARAMS", 400
     )
-    assert refusal_of(
-        "jsonrpc", HttpResponse(200, (), b'{"jsonrpc": "2.0", "error": {"code": 12345}}')
-    ) == Refusal("jsonrpc", "UNKNOWN", 200, 12345)
-    assert refusal_of("http", HttpResponse(299, (), b"")) is None
-    assert refusal_of("http", HttpResponse(599, (), b"")) == Refusal("http", "HTTP_ERROR", 599)
+    segment = http("GET", "/rest/ANY_TEXT_A_CLIENT_SENT", b"", V1)
+    assert as_response(PROTOCOL.receive_request(segment)).refusal == Refusal(
+        "rest", "METHOD_NOT_FOUND", 404
+    )

@@ -54,7 +54,7 @@ from a2a_core.types import (
     TaskStatusUpdateEvent,
 )
 
-# The closing rule restated independently of the module (DIGEST §12 A6, the SDK's choice).
+# The closing rule restated independently of the module (spec-decisions A6, the SDK's choice).
 CLOSING = {
     TaskState.COMPLETED,
     TaskState.FAILED,
@@ -329,7 +329,7 @@ TERMINAL = CLOSING - {TaskState.INPUT_REQUIRED}
 
 @pytest.mark.parametrize("state", list(TaskState), ids=lambda s: s.name)
 def test_a_subscription_ends_on_terminal_states_only(state: TaskState) -> None:
-    # SubscribeToTask follows the task across interruptions (spec §3.1.6, DIGEST §12 A6).
+    # SubscribeToTask follows the task across interruptions (spec §3.1.6, spec-decisions A6).
     assert ends_stream(status(state), SUBSCRIPTION_CLOSING_STATES) is (state in TERMINAL)
     assert ends_stream(task(state), SUBSCRIPTION_CLOSING_STATES) is (state in TERMINAL)
 

@@ -602,7 +602,7 @@ def test_spec_example_converts_to_valid_v1(example: dict[str, Any]) -> None:
     value = _decode(getattr(v03, example["type"]), example["json"])
     converted = to_v1(value)
     assert not _v1_schema_errors(converted)
-    # v0.3-only members never leak into v1.0 payloads (DIGEST A21)
+    # v0.3-only members never leak into v1.0 payloads (spec-decisions A21)
     assert not _keys(_json(converted)) & {"kind", "final", "mimeType", "bytes", "uri"}
     back = from_v1(converted)
     assert not _v03_schema_errors(back)

@@ -991,7 +991,7 @@ def test_v0_3_route_requests(method: str, path: str, query: str, body: Any, expe
             InvalidParamsError,
             "Invalid parameters: Object missing required field `message`",
         ),
-        # a JSON-RPC-shaped message is not the v0.3 REST shape (DIGEST A4)
+        # a JSON-RPC-shaped message is not the v0.3 REST shape (spec-decisions A4)
         (
             "POST",
             "/v1/message:send",

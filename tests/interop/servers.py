@@ -33,7 +33,7 @@ from aiohttp import web
 from a2a_aiohttp import a2a_subapp
 from a2a_aiohttp import put_identity as aiohttp_put_identity
 from a2a_core.protocol import ProtocolOptions
-from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server import A2AServer, InputRequired, PushOptions, StreamOptions, TaskContext
 from a2a_core.server._messages import new_id
 from a2a_core.types import (
     AgentCapabilities,
@@ -197,8 +197,8 @@ async def serve(
         base_url=url,
         extended_card=extended_card,
         protocol=ProtocolOptions(legacy_card_fields=legacy_card_fields, **protocol),
-        push_allow_hosts=["127.0.0.1/32"],
-        keep_alive_interval=5.0,
+        push=PushOptions(allow_hosts=["127.0.0.1/32"]),
+        streams=StreamOptions(keep_alive_interval=5.0),
     )
     served = Served(adapter, url, server, agent)
     try:

@@ -511,7 +511,7 @@ def test_subscribe_to_terminal_task(run: Run) -> None:
             run, "subscribe_terminal", "UnsupportedOperationError", code=-32004, status=400
         )
     else:
-        # v0.3 (unspecified; DIGEST A7): the final task, then the stream closes.
+        # v0.3 (unspecified; spec-decisions A7): the final task, then the stream closes.
         events = run.ok("subscribe_terminal")
         assert kinds(events) == ["task"]
         assert events[0]["task"]["id"] == run.ok("subscribe_task_id")

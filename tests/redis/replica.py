@@ -20,7 +20,14 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server import (
+    A2AServer,
+    ExecutionGuards,
+    InputRequired,
+    PushOptions,
+    StreamOptions,
+    TaskContext,
+)
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill, Message
 from a2aserve_redis import RedisBackend
 
@@ -83,10 +90,10 @@ def main() -> None:
         agent,
         card=card,
         base_url=url,
-        keep_alive_interval=args.keep_alive,
-        push_allow_hosts=["127.0.0.1/32"],
         backend=backend,
-        shutdown_grace=0.5,
+        streams=StreamOptions(keep_alive_interval=args.keep_alive),
+        push=PushOptions(allow_hosts=["127.0.0.1/32"]),
+        guards=ExecutionGuards(shutdown_grace=0.5),
     )
     print(f"replica {backend.replica_id} on {url} ({args.adapter})", flush=True)
     if args.adapter == "aiohttp":

@@ -11,7 +11,7 @@ import pytest
 from redis.asyncio import Redis
 from redis_harness import Receiver
 
-from a2a_core.server import A2AServer, PushTarget, TaskContext, WebhookPushSender
+from a2a_core.server import A2AServer, PushOptions, PushTarget, TaskContext, WebhookPushSender
 from a2a_core.server.backends import PushConfigLimitError
 from a2a_core.types import (
     StreamResponse,
@@ -204,7 +204,7 @@ async def test_a_delivery_by_a_push_worker_continues_the_trace_of_the_agent(
             card=make_card(),
             backend=backend,
             observer=traced.observer,
-            push_allow_hosts=["127.0.0.1"],
+            push=PushOptions(allow_hosts=["127.0.0.1"]),
         )
         async with Receiver().running() as receiver, server:
             params = {

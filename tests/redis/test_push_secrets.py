@@ -16,6 +16,7 @@ from redis_harness import Receiver
 from a2a_core.server import (
     A2AServer,
     InputRequired,
+    PushOptions,
     PushSecretCipher,
     PushTarget,
     WebhookPushSender,
@@ -182,7 +183,7 @@ async def test_a_server_on_redis_redacts_encrypts_delivers_and_rotates(
         receiver.expect = 1
         first = RedisBackend(redis_url, prefix=prefix, push_secret_keys=[KEY_OLD])
         async with A2AServer(
-            asking, card=card, backend=first, push_allow_hosts=["127.0.0.1"]
+            asking, card=card, backend=first, push=PushOptions(allow_hosts=["127.0.0.1"])
         ) as server:
             client = Client(server)
             task = (await client.result("SendMessage", {"message": user_message("hi")}))["task"]
@@ -209,8 +210,7 @@ async def test_a_server_on_redis_redacts_encrypts_delivers_and_rotates(
             asking,
             card=card,
             backend=second,
-            push_allow_hosts=["127.0.0.1"],
-            push_reveal_secrets=True,
+            push=PushOptions(allow_hosts=["127.0.0.1"], reveal_secrets=True),
         ) as server:
             client = Client(server)
             revealed = await client.result(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-import a2a_core.server._app
+import a2a_core.server._server
 from runtime.general_backend import GeneralPathBackend
 
 
@@ -22,5 +22,5 @@ def writer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     """Which default backend an ``A2AServer`` built without ``backend=`` gets: the in-memory
     one, or the same seen through the general protocols only."""
     if request.param == "general":
-        monkeypatch.setattr(a2a_core.server._app, "InMemoryBackend", GeneralPathBackend)
+        monkeypatch.setattr(a2a_core.server._server, "InMemoryBackend", GeneralPathBackend)
     return str(request.param)

@@ -17,7 +17,14 @@ import anyio
 import pytest
 
 from a2a_core.http import HttpResponse
-from a2a_core.server import A2AServer, AuthRequired, ExecutionGuards, InputRequired, TaskContext
+from a2a_core.server import (
+    A2AServer,
+    AuthRequired,
+    ExecutionGuards,
+    InputRequired,
+    StreamOptions,
+    TaskContext,
+)
 from a2a_core.server._guards import describe_duration
 from a2a_core.types import Role
 from helpers.a2a_client import Client, collect, make_card, rpc_body, user_message
@@ -375,7 +382,7 @@ async def test_a_task_that_vanished_under_its_agent_is_reported_once_and_never_a
             raise
 
     caplog.set_level(logging.INFO)
-    server = A2AServer(slow, card=make_card(), keep_alive_interval=0.05)
+    server = A2AServer(slow, card=make_card(), streams=StreamOptions(keep_alive_interval=0.05))
     async with server:
         client = Client(server)
         answer: list[dict[str, Any]] = []

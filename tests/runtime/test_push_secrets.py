@@ -22,6 +22,7 @@ from a2a_core.server import (
     InMemoryBackend,
     InMemoryPushConfigStore,
     InputRequired,
+    PushOptions,
     PushSecretCipher,
     PushSecretError,
     redact_push_config,
@@ -130,7 +131,7 @@ async def test_replies_omit_the_secrets_in_every_binding_and_dialect() -> None:
 
 
 async def test_the_option_reveals_them() -> None:
-    async with A2AServer(asking, card=make_card(), push_reveal_secrets=True) as server:
+    async with A2AServer(asking, card=make_card(), push=PushOptions(reveal_secrets=True)) as server:
         replies = await replies_of_each_binding(server, await new_task(server))
     for name, body in replies.items():
         assert SECRET.encode() in body, name
@@ -180,7 +181,7 @@ async def test_webhooks_still_get_the_real_secrets(keys: tuple[str, ...], dialec
     async with receiving() as rx:
         backend = InMemoryBackend(push_secret_keys=keys)
         server = A2AServer(
-            asking, card=make_card(), backend=backend, push_allow_hosts=["127.0.0.1"]
+            asking, card=make_card(), backend=backend, push=PushOptions(allow_hosts=["127.0.0.1"])
         )
         async with server:
             task_id = await new_task(server)
@@ -205,7 +206,7 @@ async def test_an_inline_webhook_is_delivered_and_its_secrets_not_held_in_clear(
     async with receiving() as rx:
         backend = InMemoryBackend(push_secret_keys=[KEY_NEW])
         server = A2AServer(
-            asking, card=make_card(), backend=backend, push_allow_hosts=["127.0.0.1"]
+            asking, card=make_card(), backend=backend, push=PushOptions(allow_hosts=["127.0.0.1"])
         )
         async with server:
             webhook = v1_config("", rx.url())

@@ -21,6 +21,7 @@ from a2a_core.server import (
     AuthRequired,
     InMemoryBackend,
     InputRequired,
+    StreamOptions,
     TaskContext,
     TimestampExtension,
 )
@@ -531,7 +532,7 @@ async def test_idle_subscription_sends_keep_alives_then_closes() -> None:
         await ctx.working()  # then returns: the task stays open, nothing more happens
 
     async with A2AServer(
-        idle, card=make_card(), resubscribe_timeout=0.2, keep_alive_interval=0.05
+        idle, card=make_card(), streams=StreamOptions(idle_timeout=0.2, keep_alive_interval=0.05)
     ) as server:
         client = Client(server)
         task = (await client.result("SendMessage", send_params()))["task"]

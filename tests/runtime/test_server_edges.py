@@ -10,6 +10,7 @@ import pytest
 
 from a2a_core.server import (
     A2AServer,
+    ExecutionGuards,
     ImmediateEventLog,
     ImmediateTaskStore,
     InMemoryBackend,
@@ -103,7 +104,7 @@ async def test_shutdown_cancels_running_agents_and_waits_for_them() -> None:
                 await anyio.sleep(0.01)  # cleanup that takes a turn of the loop
                 unwound.append(ctx.task_id)
 
-    server = A2AServer(forever, card=make_card(), shutdown_grace=0.05)
+    server = A2AServer(forever, card=make_card(), guards=ExecutionGuards(shutdown_grace=0.05))
     with anyio.fail_after(5):
         async with server:
             client = Client(server)

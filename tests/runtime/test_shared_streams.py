@@ -24,10 +24,11 @@ from a2a_core.server import (
     InMemoryEventLog,
     InMemoryTaskStore,
     InputRequired,
+    StreamOptions,
     TaskContext,
 )
 from a2a_core.server._frame_cache import PIECE_SIZE, FrameCache
-from a2a_core.server._streams import stream_frames
+from a2a_core.server._streams import StreamSource, stream_frames
 from a2a_core.sse import EventStream, parse_frames
 from a2a_core.types import (
     Artifact,
@@ -158,11 +159,7 @@ async def test_two_streams_write_one_shared_snapshot_in_pieces() -> None:
             [(3, snapshot, identity)],
             TASK_ID,
             3,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
-            read_some=log.read_some_now,
-            shared=cache,
+            StreamSource(log, store.get, LONG, read_some=log.read_some_now, shared=cache),
         )
 
     jsonrpc = open_stream(EventStream("jsonrpc", "1.0", 1))
@@ -199,11 +196,7 @@ async def test_a_big_logged_event_is_shared_by_its_followers() -> None:
             [],
             TASK_ID,
             0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
-            read_some=log.read_some_now,
-            shared=cache,
+            StreamSource(log, store.get, LONG, read_some=log.read_some_now, shared=cache),
         )
         for _ in range(3)
     ]
@@ -230,10 +223,7 @@ async def test_a_reader_far_behind_gets_the_log_in_bounded_writes() -> None:
             [],
             TASK_ID,
             0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
-            read_some=log.read_some_now,
+            StreamSource(log, store.get, LONG, read_some=log.read_some_now),
         )
     )
     frames = parse_frames(b"".join(items))
@@ -254,11 +244,7 @@ async def test_a_stream_too_far_behind_ends_with_an_error_and_a_replay_does_not_
             [(None, big_task(10))],
             TASK_ID,
             after,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
-            read_some=log.read_some_now,
-            backlog_limit=20_000,
+            StreamSource(log, store.get, LONG, read_some=log.read_some_now, backlog_limit=20_000),
             replay_until=50,
         )
 
@@ -292,10 +278,7 @@ async def test_without_a_limit_a_stream_far_behind_gets_everything() -> None:
         [(None, big_task(10))],
         TASK_ID,
         0,
-        log=log,
-        lookup=store.get,
-        keep_alive_interval=LONG,
-        read_some=log.read_some_now,
+        StreamSource(log, store.get, LONG, read_some=log.read_some_now),
     )
     with anyio.fail_after(5):
         await live.__anext__()
@@ -364,7 +347,9 @@ async def test_an_unread_subscriber_is_closed_past_its_backlog_limit(writer_path
 
     limit = 32 * 1024
     chunk_text = "c" * 8192
-    async with A2AServer(agent, card=make_card(), stream_backlog_limit=limit) as server:
+    async with A2AServer(
+        agent, card=make_card(), streams=StreamOptions(backlog_limit=limit)
+    ) as server:
         client = Client(server)
         params = {"message": user_message("go"), "configuration": {"returnImmediately": True}}
         task_id = (await client.result("SendMessage", params))["task"]["id"]
@@ -406,7 +391,9 @@ async def test_a_reconnect_replays_a_log_longer_than_the_limit() -> None:
         for n in range(20):
             yield f"{n:04d}" + "r" * 4096
 
-    async with A2AServer(agent, card=make_card(), stream_backlog_limit=16 * 1024) as server:
+    async with A2AServer(
+        agent, card=make_card(), streams=StreamOptions(backlog_limit=16 * 1024)
+    ) as server:
         client = Client(server)
         task = (await client.result("SendMessage", {"message": user_message("go")}))["task"]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED"

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from a2a_core.http import HttpResponse
-from a2a_core.server import SHUTDOWN_TEXT, A2AServer, TaskContext
+from a2a_core.server import SHUTDOWN_TEXT, A2AServer, ExecutionGuards, TaskContext
 from helpers.a2a_client import Client, collect, make_card, rpc_body, user_message
 
 pytestmark = pytest.mark.anyio
@@ -39,7 +39,7 @@ async def test_an_agent_that_finishes_within_the_grace_completes_its_task() -> N
         await release.wait()
         return "finished"
 
-    server = A2AServer(slow, card=make_card(), shutdown_grace=HANG_GUARD)
+    server = A2AServer(slow, card=make_card(), guards=ExecutionGuards(shutdown_grace=HANG_GUARD))
     with anyio.fail_after(HANG_GUARD):
         async with server:
             task = (await Client(server).result("SendMessage", send_params(immediate=True)))["task"]
@@ -60,7 +60,7 @@ async def test_after_the_grace_a_running_task_fails_and_its_waiters_hear_it() ->
         started.set()
         await anyio.sleep_forever()
 
-    server = A2AServer(forever, card=make_card(), shutdown_grace=0.05)
+    server = A2AServer(forever, card=make_card(), guards=ExecutionGuards(shutdown_grace=0.05))
     answers: dict[str, Any] = {}
     with anyio.fail_after(HANG_GUARD):
         async with server:
@@ -99,7 +99,7 @@ async def test_calls_during_shutdown_are_refused_and_the_card_still_served() -> 
         await release.wait()
         return "done"
 
-    server = A2AServer(slow, card=make_card(), shutdown_grace=HANG_GUARD)
+    server = A2AServer(slow, card=make_card(), guards=ExecutionGuards(shutdown_grace=HANG_GUARD))
     with anyio.fail_after(HANG_GUARD):
         async with server:
             client = Client(server)
@@ -126,7 +126,7 @@ async def test_a_call_whose_agent_made_no_task_yet_is_answered_unavailable() -> 
         await anyio.sleep_forever()
         return "never"
 
-    server = A2AServer(silent, card=make_card(), shutdown_grace=0.05)
+    server = A2AServer(silent, card=make_card(), guards=ExecutionGuards(shutdown_grace=0.05))
     answers: list[dict[str, Any]] = []
     with anyio.fail_after(HANG_GUARD):
         async with server:
@@ -159,7 +159,7 @@ async def test_an_agent_that_ignores_cancellation_is_abandoned(
             except BaseException:  # swallows the cancellation, as a careless agent might
                 continue
 
-    server = A2AServer(stubborn, card=make_card(), shutdown_grace=0.05)
+    server = A2AServer(stubborn, card=make_card(), guards=ExecutionGuards(shutdown_grace=0.05))
     try:
         with anyio.fail_after(HANG_GUARD):
             async with server:
@@ -183,7 +183,7 @@ async def test_a_blocked_sync_agent_does_not_hold_the_server() -> None:
         release.wait(HANG_GUARD)
         return "late"
 
-    server = A2AServer(blocking, card=make_card(), shutdown_grace=0.05)
+    server = A2AServer(blocking, card=make_card(), guards=ExecutionGuards(shutdown_grace=0.05))
     try:
         with anyio.fail_after(HANG_GUARD):
             async with server:
@@ -199,7 +199,9 @@ async def test_a_blocked_sync_agent_does_not_hold_the_server() -> None:
 
 
 async def test_shutdown_is_idempotent_and_a_restarted_server_serves_again() -> None:
-    server = A2AServer(lambda ctx: "ok", card=make_card(), shutdown_grace=0.05)
+    server = A2AServer(
+        lambda ctx: "ok", card=make_card(), guards=ExecutionGuards(shutdown_grace=0.05)
+    )
     async with server:
         await server.shutdown()
         await server.shutdown()

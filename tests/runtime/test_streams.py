@@ -22,7 +22,7 @@ from a2a_core import codec
 from a2a_core.errors import UnsupportedOperationError
 from a2a_core.http import SseResponse
 from a2a_core.server import InMemoryEventLog, InMemoryTaskStore, StoredTask
-from a2a_core.server._streams import stream_frames
+from a2a_core.server._streams import StreamSource, stream_frames
 from a2a_core.sse import SUBSCRIPTION_CLOSING_STATES, EventStream, Frame, parse_frames
 from a2a_core.types import (
     Artifact,
@@ -100,13 +100,7 @@ async def test_first_events_then_the_log_until_the_closing_event() -> None:
     await log.append(TASK_ID, chunk(1))  # already there: caught up
     stream = EventStream("rest", "1.0")
     frames = stream_frames(
-        stream,
-        [(None, snapshot())],
-        TASK_ID,
-        0,
-        log=log,
-        lookup=store.get,
-        keep_alive_interval=LONG,
+        stream, [(None, snapshot())], TASK_ID, 0, StreamSource(log, store.get, LONG)
     )
     chunks: list[bytes] = []
     with anyio.fail_after(5):
@@ -147,21 +141,12 @@ async def test_events_already_in_the_log_go_out_in_one_write() -> None:
             [],
             TASK_ID,
             0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
-            read_some=log.read_some_now,
+            StreamSource(log, store.get, LONG, read_some=log.read_some_now),
         )
     )
     one_by_one = await read_all(
         stream_frames(
-            EventStream("rest", "1.0"),
-            [],
-            TASK_ID,
-            0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
+            EventStream("rest", "1.0"), [], TASK_ID, 0, StreamSource(log, store.get, LONG)
         )
     )
     assert len(batched) == 1
@@ -181,10 +166,7 @@ async def test_a_batch_then_events_appended_later() -> None:
         [],
         TASK_ID,
         0,
-        log=log,
-        lookup=store.get,
-        keep_alive_interval=LONG,
-        read_some=log.read_some_now,
+        StreamSource(log, store.get, LONG, read_some=log.read_some_now),
     )
     with anyio.fail_after(5):
         first = await frames.__anext__()
@@ -207,10 +189,7 @@ async def test_following_starts_after_the_given_seq() -> None:
             [(2, snapshot())],
             TASK_ID,
             2,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
-            read_some=log.read_some_now,
+            StreamSource(log, store.get, LONG, read_some=log.read_some_now),
         )
     )
     assert ids_of(chunks) == ["2", "3", "4"]
@@ -226,9 +205,7 @@ async def test_without_a_task_the_stream_is_its_first_events() -> None:
             [(7, snapshot())],
             None,
             0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
+            StreamSource(log, store.get, LONG),
         )
     )
     assert [(f.id, json.loads(f.data or "")) for f in frames_of(chunks)] == [
@@ -247,9 +224,7 @@ async def test_a_closing_first_event_ends_the_stream_before_the_log() -> None:
             [(3, snapshot(TaskState.COMPLETED)), (None, snapshot())],
             TASK_ID,
             0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
+            StreamSource(log, store.get, LONG),
         )
     )
     assert ids_of(chunks) == ["3"]
@@ -264,11 +239,8 @@ async def test_keep_alives_while_idle_then_the_idle_limit_ends_the_stream() -> N
         [],
         TASK_ID,
         0,
-        log=log,
-        lookup=store.get,
-        keep_alive_interval=TICK,
+        StreamSource(log, store.get, TICK, read_some=log.read_some_now),
         idle_limit=3 * TICK,
-        read_some=log.read_some_now,
     )
     with anyio.fail_after(5):
         first = await frames.__anext__()
@@ -285,13 +257,7 @@ async def test_an_idle_stream_without_a_limit_keeps_sending_keep_alives() -> Non
     log = InMemoryEventLog()
     store = await working_store()
     frames = stream_frames(
-        EventStream("rest", "1.0"),
-        [],
-        TASK_ID,
-        0,
-        log=log,
-        lookup=store.get,
-        keep_alive_interval=TICK,
+        EventStream("rest", "1.0"), [], TASK_ID, 0, StreamSource(log, store.get, TICK)
     )
     with anyio.fail_after(5):
         got = [await frames.__anext__() for _ in range(10)]
@@ -312,15 +278,7 @@ async def test_a_quiet_log_of_a_terminal_or_evicted_task_ends_the_stream(gone: b
     await log.append(TASK_ID, chunk(1))
     stream = EventStream("rest", "1.0")
     chunks = await read_all(
-        stream_frames(
-            stream,
-            [],
-            TASK_ID,
-            0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=TICK,
-        )
+        stream_frames(stream, [], TASK_ID, 0, StreamSource(log, store.get, TICK))
     )
     assert [(f.id, f.comment) for f in frames_of(chunks)] == [("1", None)]
     assert not stream.finished  # ended by the store's word, not by a closing event
@@ -335,7 +293,7 @@ async def test_an_a2a_error_mid_stream_is_sent_as_it_is() -> None:
 
     stream = EventStream("rest", "1.0")
     chunks = await read_all(
-        stream_frames(stream, [], TASK_ID, 0, log=log, lookup=unreachable, keep_alive_interval=TICK)
+        stream_frames(stream, [], TASK_ID, 0, StreamSource(log, unreachable, TICK))
     )
     frames = frames_of(chunks)
     assert [f.id for f in frames] == ["1", None]  # the error frame has no id
@@ -365,9 +323,7 @@ async def test_any_other_failure_mid_stream_is_logged_and_sent_as_internal_error
                 [],
                 TASK_ID,
                 0,
-                log=log,
-                lookup=store.get,
-                keep_alive_interval=LONG,
+                StreamSource(log, store.get, LONG),
                 on_event=hook,
             )
         )
@@ -401,11 +357,8 @@ async def test_the_event_hook_decorates_every_event() -> None:
             [(None, snapshot())],
             TASK_ID,
             0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
+            StreamSource(log, store.get, LONG, read_some=log.read_some_now),
             on_event=hook,
-            read_some=log.read_some_now,
         )
     )
     assert seen == [snapshot(), chunk(1), status(TaskState.COMPLETED)]
@@ -425,13 +378,7 @@ async def test_closing_the_response_closes_the_log_follower() -> None:
         200,
         (("content-type", "text/event-stream"),),
         stream_frames(
-            EventStream("rest", "1.0"),
-            [],
-            TASK_ID,
-            0,
-            log=log,
-            lookup=store.get,
-            keep_alive_interval=LONG,
+            EventStream("rest", "1.0"), [], TASK_ID, 0, StreamSource(log, store.get, LONG)
         ),
     )
     with anyio.fail_after(5):

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 import anyio
 
-from a2a_core.server import A2AServer, TaskContext
+from a2a_core.server import A2AServer, ExecutionGuards, PushOptions, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
 from a2a_sql import PushQueueSettings, SqlBackend
 
@@ -60,8 +60,8 @@ def main() -> None:
         card=card,
         base_url=url,
         backend=backend,
-        shutdown_grace=0.5,
-        push_allow_hosts=["127.0.0.1/32"],
+        guards=ExecutionGuards(shutdown_grace=0.5),
+        push=PushOptions(allow_hosts=["127.0.0.1/32"]),
     )
     from a2a_starlette import A2AStarlette, serve
 

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import anyio
 
+from a2a_core.server import ExecutionGuards, PushOptions, StreamOptions
+
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, for the helpers when run as a script
 
 from a2a_core.server import A2AServer, TaskContext
@@ -105,9 +107,9 @@ def main() -> None:
         card=card,
         base_url=url,
         backend=backend,
-        shutdown_grace=0.5,
-        keep_alive_interval=args.keep_alive,
-        push_allow_hosts=["127.0.0.1/32"],
+        guards=ExecutionGuards(shutdown_grace=0.5),
+        streams=StreamOptions(keep_alive_interval=args.keep_alive),
+        push=PushOptions(allow_hosts=["127.0.0.1/32"]),
     )
     print(f"replica {backend.replica_id} on {url} ({args.adapter})", flush=True)
     if args.adapter == "aiohttp":

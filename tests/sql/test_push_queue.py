@@ -21,6 +21,8 @@ import pytest
 import sqlalchemy as sa
 from aiohttp import web
 
+from a2a_core.server import PushOptions
+
 sys.path.insert(0, str(Path(__file__).parents[1] / "redis"))  # the HTTP helpers
 
 from redis_harness import Sse
@@ -124,8 +126,8 @@ async def serving(backend: SqlBackend, observer: Observer | None = None) -> Asyn
         agent,
         card=make_card(push=True),
         backend=backend,
-        push_allow_hosts=["127.0.0.1/32"],
         observer=observer,
+        push=PushOptions(allow_hosts=["127.0.0.1/32"]),
     )
     async with server:
         yield Client(server)

@@ -10,10 +10,22 @@ Layers (see the repository's docs):
 Everything here is pure and synchronous: bytes in, values out; values in, bytes out.
 """
 
-from importlib.metadata import version as _version
+from typing import Any
 
 from .codec import DecodeError, decode, encode
 
-__version__: str = _version("a2aserve-core")
-
 __all__ = ["DecodeError", "__version__", "decode", "encode"]
+
+__version__: str
+
+
+def __getattr__(name: str) -> Any:
+    # The version is read from the installed distribution's metadata on first use:
+    # importlib.metadata costs tens of milliseconds of every import of the package otherwise.
+    if name == "__version__":
+        from importlib.metadata import version as _version
+
+        __version__: str = _version("a2aserve-core")
+        globals()["__version__"] = __version__
+        return __version__
+    raise AttributeError(f"module 'a2a_core' has no attribute {name!r}")

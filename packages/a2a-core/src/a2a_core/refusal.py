@@ -1,16 +1,14 @@
-"""What a request answered without becoming a call was refused for (L1, pure).
+"""Why a request was answered without becoming a call: the `Refusal` value.
 
-The public face of ``a2a_core.refusal``: import these names from here.
+The public face of ``a2a_core._protocol.refusal``: import these names from here.
 """
 
 from a2a_core._protocol.refusal import (
     Refusal,
     RefusedAt,
-    refusal_of,
 )
 
 __all__ = [
     "Refusal",
     "RefusedAt",
-    "refusal_of",
 ]

@@ -71,13 +71,13 @@ def UvicornServer(  # noqa: N802 - a class to its users, built lazily (uvicorn i
     and calls ``on_shutdown`` (functions or coroutine functions) when it has shut down.
 
     ``config`` is passed to ``uvicorn.Config``; ``timeout_graceful_shutdown`` defaults to
-    the longest ``shutdown_grace`` plus two seconds, a backstop for responses that are not
-    the A2A server's (another route of the same app).
+    the longest ``ExecutionGuards.shutdown_grace`` plus two seconds, a backstop for
+    responses that are not the A2A server's (another route of the same app).
     """
     import uvicorn
 
     a2a_servers = (servers,) if isinstance(servers, A2AServer) else tuple(servers)
-    grace = max((s.shutdown_grace for s in a2a_servers), default=0.0)
+    grace = max((s.guard_options.shutdown_grace for s in a2a_servers), default=0.0)
     config.setdefault("timeout_graceful_shutdown", int(grace + 2))
     server = _server_class()(uvicorn.Config(app, **config))
     server.a2a_servers = a2a_servers  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
 """Serving the public agent card (L1, pure): the card's content, its bytes and its HTTP replies.
 
-This module owns three things (DESIGN "Agent card", DIGEST §2.6, §5.1, A21):
+This module owns three things (spec-decisions F5, A21):
 
 - **What the card says.** The developer gives a card *template* and the server says which
   bindings it serves where (:class:`ServedInterface`, paths relative to the mount). For a
@@ -93,7 +93,7 @@ class CardOptions:
     cache_control: str = "public, max-age=300"
     """``Cache-Control`` of 200 and 304 replies (v1.0 §8.6 asks for a ``max-age``)."""
     legacy_v0_3_fields: bool = False
-    """Merge the v0.3 card fields into the v1.0 card, for v0.3-era clients (DIGEST A21).
+    """Merge the v0.3 card fields into the v1.0 card, for v0.3-era clients (spec-decisions A21).
     Off by default: the strict v1.0 schema, hence the new TCK, rejects such a card."""
     content_type: str = "application/json"
     """``Content-Type`` of the card."""
@@ -131,7 +131,7 @@ class ServedInterface:
     path: str = ""
     """Path below the mount, ``""`` or starting with ``/``."""
     tenant: str = ""
-    """``tenant`` to publish with the interface (DIGEST §8), empty for none."""
+    """``tenant`` to publish with the interface (spec-decisions F12), empty for none."""
 
 
 @dataclass(frozen=True, slots=True)

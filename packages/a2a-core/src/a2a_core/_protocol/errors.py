@@ -1,9 +1,9 @@
 """Every error the protocol can answer with, and its wire identity in each binding.
 
-This module owns the single error table of the library (DIGEST §4): each `A2AError` subclass
+This module owns the single error table of the library (spec-decisions F7): each `A2AError` subclass
 carries, as class attributes, its JSON-RPC code, its v1.0 ``google.rpc.ErrorInfo`` reason,
 its REST status and its gRPC status name, for both the v1.0.0 and the v1.0.1 mapping (the
-two disagree, DIGEST §12 A2). Nothing else in the library spells a code or a status.
+two disagree, spec-decisions A2). Nothing else in the library spells a code or a status.
 
 It also owns the encoders that turn an error into a wire payload:
 
@@ -74,7 +74,7 @@ __all__ = [
 ]
 
 
-#: ``ErrorInfo.domain`` of every A2A error (DIGEST §4.2).
+#: ``ErrorInfo.domain`` of every A2A error (spec-decisions F7).
 ERROR_INFO_DOMAIN: Final = "a2a-protocol.org"
 #: ``ErrorInfo.domain`` of the errors this library adds to A2A's: their reasons are ours,
 #: and must never be read as (or collide with) a reason the A2A spec defines later.
@@ -85,7 +85,7 @@ _BAD_REQUEST_TYPE: Final = "type.googleapis.com/google.rpc.BadRequest"
 
 
 class HttpStatusTable(enum.StrEnum):
-    """Which edition of the spec's error mapping to answer with (DIGEST §12 A2).
+    """Which edition of the spec's error mapping to answer with (spec-decisions A2).
 
     v1.0.0 (the default, asserted by the v1.0 TCK) answers 409/415/502 and gRPC
     ``UNIMPLEMENTED`` where v1.0.1 answers 400/400/500 and ``FAILED_PRECONDITION``.
@@ -250,7 +250,7 @@ class TaskNotFoundError(A2AError):
 
 
 class TaskNotCancelableError(A2AError):
-    """Cancel of a task that is terminal or cannot be canceled (DIGEST §12 A8)."""
+    """Cancel of a task that is terminal or cannot be canceled (spec-decisions A8)."""
 
     code = -32002
     default_message = "Task cannot be canceled"
@@ -272,7 +272,7 @@ class PushNotificationNotSupportedError(A2AError):
 
 
 class UnsupportedOperationError(A2AError):
-    """An operation the agent does not offer, or one on a terminal task (DIGEST §4.2)."""
+    """An operation the agent does not offer, or one on a terminal task (spec-decisions F7)."""
 
     code = -32004
     default_message = "This operation is not supported"
@@ -283,7 +283,7 @@ class UnsupportedOperationError(A2AError):
 
 
 class ContentTypeNotSupportedError(A2AError):
-    """A part's media type (or the request's Content-Type, DIGEST §12 A12) is not accepted."""
+    """A part's media type (or the request's Content-Type, spec-decisions A12) is not accepted."""
 
     code = -32005
     default_message = "Incompatible content types"
@@ -343,8 +343,9 @@ class UnauthenticatedError(A2AError):
     """The call carries no credentials the card's security requirements accept: missing,
     malformed, expired, or signed by nobody we trust.
 
-    Not one of the spec's errors (A2A assigns no JSON-RPC code to authentication, DIGEST
-    A14): -32041 (a mnemonic of 401) in JSON-RPC's server range and the library's domain.
+    Not one of the spec's errors (A2A assigns no JSON-RPC code to authentication,
+    spec-decisions A14): -32041 (a mnemonic of 401) in JSON-RPC's server range and the
+    library's domain.
     It is answered with HTTP 401 and a ``WWW-Authenticate`` challenge on both bindings,
     JSON-RPC included, before anything of the request is read (see ``docs/security.md``)."""
 

@@ -16,6 +16,8 @@ from urllib.parse import parse_qsl
 
 import msgspec
 
+from a2a_core._protocol.refusal import Refusal
+
 __all__ = ["Headers", "HttpRequest", "HttpResponse", "SseResponse", "content_length_exceeds"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -192,7 +194,7 @@ class HttpResponse(msgspec.Struct, frozen=True, gc=False):
     """A complete response: status, headers and body.
 
     A frozen msgspec Struct, untracked by the garbage collector (it holds only a status,
-    string pairs and bytes)."""
+    string pairs, bytes and a refusal)."""
 
     status: int
     """The HTTP status code."""
@@ -200,11 +202,30 @@ class HttpResponse(msgspec.Struct, frozen=True, gc=False):
     """Header pairs, in order; names lower-case."""
     body: bytes = b""
     """The body (empty for 304, HEAD and similar)."""
+    refusal: Refusal | None = None
+    """Why the request was refused, when this answers a request that did not become a call
+    (`ServerProtocol.receive_request`, `ServerProtocol.reply_auth_failure`); ``None`` for
+    anything else (the card, a 304, a notification's 204, every reply to a call). Adapters
+    ignore it; the server tells its observer."""
 
     def header(self, name: str) -> str | None:
         """The first value of a header, for tests and adapters."""
         key = name.lower()
         return next((value for item, value in self.headers if item == key), None)
+
+    # A reply is what goes on the wire: two with the same status, headers and body are the
+    # same reply, whatever the server was told of why (``refusal`` is for its observer).
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpResponse):
+            return NotImplemented
+        return (
+            self.status == other.status
+            and self.headers == other.headers
+            and self.body == other.body
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.status, self.headers, self.body))
 
 
 @dataclass(frozen=True, slots=True)

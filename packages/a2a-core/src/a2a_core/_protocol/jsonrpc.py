@@ -2,12 +2,12 @@
 
 This module owns three things:
 
-- the method tables (DIGEST §1): v1.0 PascalCase names and v0.3 ``category/action`` names,
+- the method tables (spec-decisions F1): v1.0 PascalCase names and v0.3 ``category/action`` names,
   which are disjoint, each mapped to a version-neutral `Operation` and whether it streams;
 - `decode_request`: request bytes to a `JsonRpcRequest` or a ready `JsonRpcFailure`. It
   never raises on any input; it checks the envelope only (``jsonrpc``, ``method``, ``id``,
   ``params`` shape). Whether the method exists and whether the params are valid are later
-  steps (DESIGN: JSON parse -> envelope -> method -> params);
+  steps (spec-decisions R1: JSON parse -> envelope -> method -> params);
 - the response encoders `encode_result` and `encode_error`.
 
 Params are decoded as `msgspec.Raw`: the envelope decoder slices them out of the body
@@ -54,7 +54,7 @@ JsonRpcId = str | int | None
 
 #: What `decode_request` does with a well-formed notification (a request without ``id``):
 #: ``"reject"`` answers -32600 with ``id: null`` (the default: A2A defines no notification
-#: methods, DIGEST §1.2); ``"ignore"`` returns a failure whose ``reply`` is false, so the
+#: methods, spec-decisions F2); ``"ignore"`` returns a failure whose ``reply`` is false, so the
 #: caller sends no JSON-RPC body (JSON-RPC 2.0 §4.1); ``"accept"`` returns the request with
 #: ``is_notification`` set, for a caller that executes it and sends no reply.
 NotificationPolicy = Literal["reject", "ignore", "accept"]
@@ -83,7 +83,7 @@ V1_METHODS: Final[Mapping[str, MethodSpec]] = MappingProxyType(
     }
 )
 
-#: v0.3 method names, from the operations table. v0.3 has no list-tasks method (DIGEST §12 A4).
+#: v0.3 method names, from the operations table. v0.3 has no list-tasks method (spec-decisions A4).
 V0_3_METHODS: Final[Mapping[str, MethodSpec]] = MappingProxyType(
     {
         spec.v0_3_method: MethodSpec(spec.v0_3_method, spec.operation, "0.3", spec.streaming)
@@ -134,7 +134,7 @@ class JsonRpcFailure(msgspec.Struct, frozen=True):
         """The error reply, in the method's dialect when known, else ``default_dialect``.
 
         The method name says which dialect the client speaks more reliably than the
-        ``A2A-Version`` header (clients send v1.0 methods without it, DIGEST §12 A1), so
+        ``A2A-Version`` header (clients send v1.0 methods without it, spec-decisions A1), so
         pass the negotiated version as ``default_dialect``.
         """
         return encode_error(self.id, self.error, self.dialect or default_dialect)

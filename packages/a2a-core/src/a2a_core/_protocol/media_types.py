@@ -1,7 +1,7 @@
 """Request and reply media types, shared by both bindings (L1, pure).
 
 Both bindings read request bodies as JSON, so both refuse a body declared as anything else
-with the same check, before the body is parsed (DIGEST §5.2, §12 A12): JSON-RPC answers
+with the same check, before the body is parsed (spec-decisions F8, A12): JSON-RPC answers
 ContentTypeNotSupportedError (-32005) as a normal JSON-RPC error, REST as HTTP 415 (v1.0.0
 table) or 400 (v1.0.1). JSON means ``application/json``, ``application/a2a+json`` or any
 ``application/*+json``, in any case and with any parameters; a missing (or blank)
@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 #: The media type of JSON-RPC, of REST in v1.0.0 and v0.3, and our default for REST replies
-#: (DIGEST §12 A11).
+#: (spec-decisions A11).
 JSON_CONTENT_TYPE: Final = "application/json"
 #: The media type v1.0.1+ recommends for REST; opt-in for replies, always accepted.
 A2A_JSON_CONTENT_TYPE: Final = "application/a2a+json"

@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeAlias
 import msgspec
 
 from a2a_core.compat.v0_3 import convert as v03c
+from a2a_core.compat.v0_3 import rest_convert as v03r
 from a2a_core.compat.v0_3 import types as v03
 from a2a_core.types import (
     AgentCard,
@@ -59,7 +60,7 @@ Binding = Literal["jsonrpc", "rest"]
 #: The card capability an operation needs (`AgentCapabilities`): push notifications,
 #: streaming, or the extended card.
 Gate = Literal["push_notifications", "streaming", "extended_agent_card"]
-#: The operation names ``authorize_task`` is asked about (DESIGN "authorization").
+#: The operation names ``authorize_task`` is asked about (spec-decisions R2).
 Verb = Literal[
     "send", "get", "list", "cancel", "subscribe", "push_set", "push_get", "push_list", "push_delete"
 ]
@@ -121,6 +122,12 @@ class OperationSpec(msgspec.Struct, frozen=True):
     """The v0.3 JSON-RPC params struct."""
     v0_3_to_v1: Callable[[Any], CallRequest] | None = None
     """The conversion of those params to the v1.0 request."""
+    v0_3_result: Callable[[Any], Any] | None = None
+    """The conversion of its v1.0 result to the v0.3 JSON-RPC result (``None``: the same
+    value: an empty result, or an operation v0.3 does not have)."""
+    v0_3_rest_result: Callable[[Any], Any] | None = None
+    """The conversion of its v1.0 result to the body of its v0.3 REST route (``None``: the
+    same value, or no such route)."""
 
 
 class _V03NoParams(msgspec.Struct):
@@ -141,6 +148,8 @@ _ROWS: Final = (
         v0_3_method="message/send",
         v0_3_params=v03.MessageSendParams,
         v0_3_to_v1=v03c.send_params_to_v1,
+        v0_3_result=v03c.send_result_from_v1,
+        v0_3_rest_result=v03r.send_response_from_v1,
     ),
     OperationSpec(
         Operation.SEND_STREAMING_MESSAGE,
@@ -161,8 +170,10 @@ _ROWS: Final = (
         v0_3_method="tasks/get",
         v0_3_params=v03.TaskQueryParams,
         v0_3_to_v1=v03c.get_task_params_to_v1,
+        v0_3_result=v03c.task_from_v1,
+        v0_3_rest_result=v03r.task_from_v1,
     ),
-    # v0.3 has no list-tasks method (DIGEST §12 A4).
+    # v0.3 has no list-tasks method (spec-decisions A4).
     OperationSpec(Operation.LIST_TASKS, ListTasksRequest, (ListTasksResponse,), verb="list"),
     OperationSpec(
         Operation.CANCEL_TASK,
@@ -172,6 +183,8 @@ _ROWS: Final = (
         v0_3_method="tasks/cancel",
         v0_3_params=v03.TaskIdParams,
         v0_3_to_v1=v03c.cancel_params_to_v1,
+        v0_3_result=v03c.task_from_v1,
+        v0_3_rest_result=v03r.task_from_v1,
     ),
     OperationSpec(
         Operation.SUBSCRIBE_TO_TASK,
@@ -193,6 +206,8 @@ _ROWS: Final = (
         v0_3_method="tasks/pushNotificationConfig/set",
         v0_3_params=v03.TaskPushNotificationConfig,
         v0_3_to_v1=v03c.task_push_config_to_v1,
+        v0_3_result=v03c.task_push_config_from_v1,
+        v0_3_rest_result=v03r.task_push_config_from_v1,
     ),
     OperationSpec(
         Operation.GET_PUSH_CONFIG,
@@ -203,6 +218,8 @@ _ROWS: Final = (
         v0_3_method="tasks/pushNotificationConfig/get",
         v0_3_params=v03.GetTaskPushNotificationConfigParams,
         v0_3_to_v1=v03c.get_push_config_params_to_v1,
+        v0_3_result=v03c.task_push_config_from_v1,
+        v0_3_rest_result=v03r.task_push_config_from_v1,
     ),
     OperationSpec(
         Operation.LIST_PUSH_CONFIGS,
@@ -213,6 +230,8 @@ _ROWS: Final = (
         v0_3_method="tasks/pushNotificationConfig/list",
         v0_3_params=v03.ListTaskPushNotificationConfigParams,
         v0_3_to_v1=v03c.list_push_config_params_to_v1,
+        v0_3_result=v03c.push_config_list_from_v1,
+        v0_3_rest_result=v03r.push_config_list_from_v1,
     ),
     OperationSpec(
         Operation.DELETE_PUSH_CONFIG,
@@ -232,6 +251,8 @@ _ROWS: Final = (
         v0_3_method="agent/getAuthenticatedExtendedCard",
         v0_3_params=_V03NoParams,
         v0_3_to_v1=_extended_card_params_to_v1,
+        v0_3_result=v03c.card_from_v1,
+        v0_3_rest_result=v03r.card_from_v1,
     ),
 )
 

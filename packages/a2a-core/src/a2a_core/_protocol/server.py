@@ -9,9 +9,9 @@ One object, configured once, owns everything between request bytes and reply byt
 - ``open_event_stream(call)`` returns the encoder of a streamed reply, which refuses events
   after the stream finished.
 
-Checks run in one fixed order on every RPC (DESIGN): route -> version (the ``A2A-Version``
-reply header is set from here on) -> required extensions requested -> body size -> JSON
-nesting -> content type -> envelope -> method -> params -> capability -> extension
+Checks run in one fixed order on every RPC (spec-decisions R1): route -> version (the
+``A2A-Version`` reply header is set from here on) -> required extensions requested -> body
+size -> JSON nesting -> content type -> envelope -> method -> params -> capability -> extension
 activation. Activation is decided once, when the call exists (``extension_activation``): that
 one decision sets the call's ``extensions`` and the ``A2A-Extensions`` reply headers, so a
 request refused before it became a call echoes no extension. Nothing here does I/O, reads a
@@ -30,7 +30,12 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from a2a_core._protocol import codec, rest
-from a2a_core._protocol.agent_card import AgentCardPublisher, CardOptions, ServedInterface
+from a2a_core._protocol.agent_card import (
+    AgentCardPublisher,
+    CardOptions,
+    ServedInterface,
+    build_card,
+)
 from a2a_core._protocol.call import Call, merge_metadata
 from a2a_core._protocol.errors import (
     A2AError,
@@ -73,7 +78,7 @@ from a2a_core._protocol.operations import (
     Operation,
     OperationSpec,
 )
-from a2a_core._protocol.refusal import Refusal, RefusedAt, refusal_of
+from a2a_core._protocol.refusal import Refusal, RefusedAt
 from a2a_core._protocol.sse import (
     CLOSING_STATES,
     STREAM_HEADERS,
@@ -87,14 +92,9 @@ from a2a_core._protocol.versions import (
     normalize_version,
 )
 from a2a_core._protocol.versions import HEADER as VERSION_HEADER
-from a2a_core.compat.v0_3 import convert as v03c
 from a2a_core.types import (
     AgentCard,
     AgentExtension,
-    ListTaskPushNotificationConfigsResponse,
-    SendMessageResponse,
-    Task,
-    TaskPushNotificationConfig,
     TransportProtocol,
 )
 
@@ -153,7 +153,7 @@ class ProtocolOptions:
     """The A2A versions served (Major.Minor); another ``A2A-Version`` is -32009."""
     strict_versions: bool = False
     """Refuse a method whose dialect is not the negotiated version (by default a v1.0
-    method without the header is served, DIGEST A1)."""
+    method without the header is served, spec-decisions A1)."""
     max_body_size: int = DEFAULT_MAX_BODY_SIZE
     """Largest request body, in bytes (-32600 / 400 beyond it); adapters read one more, and
     none of a body whose ``Content-Length`` is over it (refused by that header alone)."""
@@ -170,6 +170,53 @@ class ProtocolOptions:
     """Content type of HTTP+JSON replies (``application/a2a+json`` by choice)."""
     notifications: NotificationPolicy = "reject"
     """What to do with JSON-RPC notifications (see `a2a_core.jsonrpc.NotificationPolicy`)."""
+    last_modified: _dt.datetime | None = None
+    """``Last-Modified`` of the card, timezone-aware (``None``: when the server was built;
+    ``A2AServer`` reads the clock, a `ServerProtocol` of your own is given
+    ``last_modified=``)."""
+    extended_card_for_anonymous: bool = False
+    """Serve the extended card (GetExtendedAgentCard) to callers without credentials too
+    (off: the spec reserves it for authenticated ones, and `A2AServer` refuses an anonymous
+    call with UnsupportedOperation; a conformance agent, whose kits send no credentials,
+    turns it on). A `ServerProtocol` of your own leaves that to you: it knows who is
+    identified (``HttpRequest.identity``) but not which identities count."""
+
+    def __post_init__(self) -> None:
+        # Mistakes fail here, when the server is configured, each naming its option.
+        for name in ("jsonrpc_path", "rest_path", "card_path", "jwks_path"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"{name} must be a path (a str) or None, not {value!r}")
+        for name in ("max_body_size", "max_json_depth"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        versions = self.versions
+        if isinstance(versions, str) or not versions:
+            raise ValueError(f"versions must be a non-empty sequence of versions, not {versions!r}")
+        unknown = [v for v in versions if v not in DEFAULT_VERSIONS]
+        if unknown:
+            raise ValueError(
+                f"versions: {', '.join(map(repr, unknown))} not served by this library "
+                f"(it serves {', '.join(DEFAULT_VERSIONS)})"
+            )
+        if self.error_table not in tuple(HttpStatusTable):
+            raise ValueError(
+                f"error_table must be one of {', '.join(HttpStatusTable)}, not {self.error_table!r}"
+            )
+        if self.notifications not in ("reject", "ignore", "accept"):
+            raise ValueError(
+                f"notifications must be 'reject', 'ignore' or 'accept', not {self.notifications!r}"
+            )
+        if not isinstance(self.rest_content_type, str) or not self.rest_content_type:
+            raise ValueError(
+                f"rest_content_type must be a media type, not {self.rest_content_type!r}"
+            )
+        if not isinstance(self.card_cache_control, str):
+            raise ValueError(f"card_cache_control must be a str, not {self.card_cache_control!r}")
+        stamp = self.last_modified
+        if stamp is not None and (not isinstance(stamp, _dt.datetime) or stamp.tzinfo is None):
+            raise ValueError(f"last_modified must be a timezone-aware datetime, not {stamp!r}")
 
 
 _DEFAULT_OPTIONS: Final = ProtocolOptions()
@@ -183,7 +230,8 @@ class ServerProtocol:
             interfaces this object serves are filled in (with absolute URLs) per base URL.
         base_url: The public URL where the adapter is mounted (e.g. ``https://host/a2a``).
             May be left out when every request carries one (``HttpRequest.base_url``).
-        last_modified: ``Last-Modified`` of the card (the runtime passes its start time).
+        last_modified: ``Last-Modified`` of the card, when ``options.last_modified`` does
+            not say (the runtime passes its start time); one of the two is needed.
         options: How the protocol is served (see `ProtocolOptions`).
         extensions: Extensions declared in the card (``required`` ones are enforced).
         extension_activation: Decides, once per call, which of the declared extensions the
@@ -199,7 +247,7 @@ class ServerProtocol:
         self,
         card: AgentCard,
         *,
-        last_modified: _dt.datetime,
+        last_modified: _dt.datetime | None = None,
         base_url: str | None = None,
         options: ProtocolOptions = _DEFAULT_OPTIONS,
         extensions: Sequence[AgentExtension] = (),
@@ -207,6 +255,12 @@ class ServerProtocol:
         extended_card_configured: bool = False,
     ) -> None:
         self.options = options
+        stamp = options.last_modified or last_modified
+        if stamp is None:
+            raise LocalProtocolError(
+                "ServerProtocol needs last_modified= or ProtocolOptions(last_modified=...): "
+                "the card's Last-Modified (a pure object reads no clock)"
+            )
         jsonrpc_path, rest_path, card_path = (
             options.jsonrpc_path,
             options.rest_path,
@@ -233,6 +287,11 @@ class ServerProtocol:
         self.rest_path = None if rest_path is None else _join_path(rest_path)
         self.card_path = None if card_path is None else _join_path(card_path)
         self.capabilities = card.capabilities
+        #: The paths served to anyone, without credentials (the public card), for a server
+        #: that checks credentials before the request reaches `receive_request`.
+        self.public_paths: frozenset[str] = frozenset(
+            () if self.card_path is None else (self.card_path,)
+        )
 
         served: list[ServedInterface] = []
         # REST at the mount root is published as the base URL itself, without a trailing slash,
@@ -275,7 +334,7 @@ class ServerProtocol:
             options=CardOptions(
                 path=self.card_path,
                 cache_control=options.card_cache_control,
-                last_modified=last_modified,
+                last_modified=stamp,
                 legacy_v0_3_fields=options.legacy_card_fields,
                 signing_key=options.card_signing_key,
                 jwks_path=None if options.jwks_path is None else _join_path(options.jwks_path),
@@ -294,6 +353,13 @@ class ServerProtocol:
         base = (base_url or self.base_url or "").rstrip("/")
         return sign_card(card, key, jku=self.card_publisher.jwks_url(base))
 
+    def complete_card(self, card: AgentCard, base_url: str | None = None) -> AgentCard:
+        """An extended card as a GetExtendedAgentCard reply carries it: ``card`` with the
+        interfaces this protocol serves (absolute for ``base_url``, or the configured one)
+        and its declared extensions filled in, signed when there is a card signing key."""
+        built = build_card(card, self.served_interfaces, self.extensions, base_url)
+        return self.sign_card(built, base_url)
+
     # --- receiving -------------------------------------------------------------------------
 
     def receive_request(self, request: HttpRequest) -> HttpResponse | Call:
@@ -305,7 +371,7 @@ class ServerProtocol:
             return self.card_publisher.respond_jwks(request)
         if self.jsonrpc_path is not None and path == self.jsonrpc_path:
             if request.method != "POST":
-                return _plain_error(405, "Method not allowed", (("allow", "POST"),))
+                return _plain_error(405, "Method not allowed", (("allow", "POST"),), "jsonrpc")
             return self._receive_jsonrpc(request)
         if self.rest_path is not None:
             relative = _strip_prefix(path, self.rest_path)
@@ -314,40 +380,30 @@ class ServerProtocol:
                 if isinstance(match, rest.RouteMatch):
                     return self._receive_rest(request, match)
                 legacy = self._rest_v0_3 and (relative == "/v1" or relative.startswith("/v1/"))
-                return rest.rest_route_miss_response(
+                missed = rest.rest_route_miss_response(
                     match, self.rest_content_type, "0.3" if legacy else "1.0"
                 )
-        return _plain_error(404, "Not found")
+                refusal = Refusal("rest", MethodNotFoundError.reason, missed.status)
+                return msgspec.structs.replace(missed, refusal=refusal)
+        return _plain_error(404, "Not found", (), "http")
 
     def is_public(self, request: HttpRequest) -> bool:
         """Whether ``request`` is for the public card, which needs no credentials (every
-        other path does, when the card declares security requirements)."""
-        return self.card_path is not None and (request.path or "/") == self.card_path
-
-    def refusal(self, request: HttpRequest, response: HttpResponse) -> Refusal | None:
-        """What ``response``, which `receive_request` or `reply_auth_failure` gave for
-        ``request`` instead of a call, refused (`a2a_core.refusal`); ``None`` for the card,
-        its JWKS, a notification's 204 and the like. For observers: the error path only."""
-        path = request.path or "/"
-        if path == self.card_path or self.card_publisher.matches_jwks_path(path):
-            return None
-        binding: RefusedAt = "http"
-        if self.jsonrpc_path is not None and path == self.jsonrpc_path:
-            binding = "jsonrpc"
-        elif self.rest_path is not None and _strip_prefix(path, self.rest_path) is not None:
-            binding = "rest"
-        return refusal_of(binding, response)
+        other path does, when the card declares security requirements): its path is one of
+        `public_paths`."""
+        return (request.path or "/") in self.public_paths
 
     def reply_auth_failure(
         self, request: HttpRequest, error: A2AError, challenges: Sequence[str] = ()
     ) -> HttpResponse:
         """The refusal of a request whose credentials the card's requirements do not accept,
-        answered before its body is read (DIGEST A14): the error's HTTP status (401, 403)
+        answered before its body is read (spec-decisions A14): the error's HTTP status (401, 403)
         on **both** bindings, one ``WWW-Authenticate`` header per challenge, and the
         binding's error body (JSON-RPC: ``id`` null, in the dialect of the negotiated
         version; REST: AIP-193, v0.3-shaped on the ``/v1/...`` routes)."""
         challenge_headers = tuple(("www-authenticate", c) for c in challenges)
         path = request.path or "/"
+        relative: str | None = None
         try:
             version = self._negotiate(request)[0]
         except A2AError:
@@ -356,7 +412,8 @@ class ServerProtocol:
         headers = (*challenge_headers, *self._reply_headers(version, ()))
         if self.jsonrpc_path is not None and path == self.jsonrpc_path:
             body = encode_error(None, error, dialect)
-            return HttpResponse(error.http_status, (*_JSON_HEADERS, *headers), body)
+            refusal = Refusal("jsonrpc", error.reason, error.http_status, error.code)
+            return HttpResponse(error.http_status, (*_JSON_HEADERS, *headers), body, refusal)
         if self.rest_path is not None:
             relative = _strip_prefix(path, self.rest_path)
             if relative is not None and self._rest_v0_3:
@@ -365,7 +422,12 @@ class ServerProtocol:
         response = rest.rest_error_response(
             error, self.error_table, self.rest_content_type, dialect
         )
-        return HttpResponse(error.http_status, (*response.headers, *headers), response.body)
+        refusal = Refusal(
+            "rest" if relative is not None else "http", error.reason, error.http_status
+        )
+        return HttpResponse(
+            error.http_status, (*response.headers, *headers), response.body, refusal
+        )
 
     def _negotiate(
         self, request: HttpRequest
@@ -428,7 +490,7 @@ class ServerProtocol:
         try:
             version, explicit, requested, activated = self._negotiate(request)
         except A2AError as exc:
-            return self._jsonrpc_error(None, exc, "1.0", ())
+            return self._refused_rpc(None, exc, "1.0", ())
         # Until the call exists no extension is active: its replies echo only the version.
         headers = self._reply_headers(version, ())
         default_dialect: Dialect = "0.3" if version == "0.3" else "1.0"
@@ -436,8 +498,9 @@ class ServerProtocol:
         try:
             self._check_body(request, body, always_json=True)
         except A2AError as exc:
-            # A normal JSON-RPC error; `id` null, since the request was not read (DIGEST A12).
-            return self._jsonrpc_error(None, exc, default_dialect, headers)
+            # A normal JSON-RPC error; `id` null, since the request was not read
+            # (spec-decisions A12).
+            return self._refused_rpc(None, exc, default_dialect, headers)
 
         decoded = decode_request(
             body, notifications=self.notifications, depth_checked=self._depth_within_codec_limit
@@ -449,17 +512,19 @@ class ServerProtocol:
             if not decoded.reply:
                 return HttpResponse(204, headers)
             body = decoded.encode(default_dialect)
-            return HttpResponse(200, (*_JSON_HEADERS, *headers), body)
+            error = decoded.error
+            refusal = Refusal("jsonrpc", error.reason, 200, error.code)
+            return HttpResponse(200, (*_JSON_HEADERS, *headers), body, refusal)
 
         spec = self._served_methods.get(decoded.method)
         # A notification (accepted only with notifications="accept") never gets a JSON-RPC
-        # reply, not even an error (JSON-RPC 2.0 §4.1), nor a stream (DIGEST §1.2): 204.
+        # reply, not even an error (JSON-RPC 2.0 §4.1), nor a stream (spec-decisions F2): 204.
         silent = decoded.is_notification
         if spec is None:  # unknown, or of a dialect not served
             if silent:
                 return HttpResponse(204, headers)
             error = MethodNotFoundError(f"Method not found: {_shorten(decoded.method)}")
-            return self._jsonrpc_error(decoded.id, error, default_dialect, headers)
+            return self._refused_rpc(decoded.id, error, default_dialect, headers)
         dialect = spec.dialect
         if not explicit and not self.strict_versions:
             # No A2A-Version: the method's dialect is the version actually served (A1).
@@ -479,7 +544,7 @@ class ServerProtocol:
         except A2AError as exc:
             if silent:
                 return HttpResponse(204, headers)
-            return self._jsonrpc_error(decoded.id, exc, dialect, headers)
+            return self._refused_rpc(decoded.id, exc, dialect, headers)
         if silent and spec.streaming:
             return HttpResponse(204, headers)
         call = self._make_call(
@@ -500,7 +565,7 @@ class ServerProtocol:
             except A2AError as exc:
                 if silent:
                     return HttpResponse(204, headers)
-                return self._jsonrpc_error(decoded.id, exc, dialect, headers)
+                return self._refused_rpc(decoded.id, exc, dialect, headers)
         return msgspec.structs.replace(call, notification=True) if silent else call
 
     def _decode_params(
@@ -522,7 +587,7 @@ class ServerProtocol:
         return value, getattr(value, "metadata", None) or _NO_METADATA
 
     def _check_capability(self, op_spec: OperationSpec) -> None:
-        """The operation's capability gate (DIGEST §6): -32003 / -32004 / -32007."""
+        """The operation's capability gate (spec-decisions F10): -32003 / -32004 / -32007."""
         caps = self.capabilities
         gate = op_spec.gate
         if gate == "push_notifications" and not caps.push_notifications:
@@ -582,7 +647,7 @@ class ServerProtocol:
         try:
             version, explicit, requested, activated = self._negotiate(request)
         except A2AError as exc:
-            return self._rest_error(exc, (), dialect)
+            return self._refused_rest(exc, (), dialect)
         if not explicit and not self.strict_versions:
             version = dialect  # no A2A-Version: the route's dialect is what is served (A1)
         headers = self._reply_headers(version, ())  # no extension is active before the call
@@ -600,7 +665,7 @@ class ServerProtocol:
             if op_spec.gate is not None:
                 self._check_capability(op_spec)
         except A2AError as exc:
-            return self._rest_error(exc, headers, dialect)
+            return self._refused_rest(exc, headers, dialect)
         call = self._make_call(
             request,
             op_spec,
@@ -617,7 +682,7 @@ class ServerProtocol:
             try:
                 call = self._activate(call, activated)
             except A2AError as exc:
-                return self._rest_error(exc, headers, dialect)
+                return self._refused_rest(exc, headers, dialect)
         return call
 
     def _activate(self, call: Call, offered: tuple[str, ...]) -> Call:
@@ -666,7 +731,9 @@ class ServerProtocol:
             return HttpResponse(200, headers, body)
         value: Any = result
         if call.dialect == "0.3":
-            value = _to_v03_result(call.operation, result)
+            convert = _SPECS[call.operation].v0_3_result
+            if convert is not None:
+                value = convert(result)
         elif result is None:
             value = {}  # google.protobuf.Empty
         body = encode_result(call.request_id, value)
@@ -682,11 +749,12 @@ class ServerProtocol:
         return self._jsonrpc_error(call.request_id, exc, call.dialect, call.response_headers)
 
     def open_event_stream(self, call: Call) -> EventStream:
-        """The encoder of a streaming call's frames (it knows the binding, dialect and id)."""
+        """The encoder of a streaming call's frames (it knows the binding, dialect and id),
+        with the response headers of the stream (``headers``: the SSE ones and the call's)."""
         if not call.streaming:
             raise LocalProtocolError(f"{call.operation.value} is not a streaming operation")
         # A subscription follows the task until it is terminal, across interruptions; a send
-        # stream also closes on input-required (DIGEST §12 A6).
+        # stream also closes on input-required (spec-decisions A6).
         closing = (
             SUBSCRIPTION_CLOSING_STATES
             if call.operation is Operation.SUBSCRIBE_TO_TASK
@@ -698,6 +766,7 @@ class ServerProtocol:
             call.request_id if call.binding == "jsonrpc" else None,
             status_table=self.error_table,
             closing_states=closing,
+            headers=(*STREAM_HEADERS, *call.response_headers),
         )
 
     def stream_headers(self, call: Call) -> tuple[tuple[str, str], ...]:
@@ -705,6 +774,27 @@ class ServerProtocol:
         return (*STREAM_HEADERS, *call.response_headers)
 
     # --- error replies ---------------------------------------------------------------------
+
+    def _refused_rpc(
+        self,
+        request_id: JsonRpcId,
+        exc: A2AError,
+        dialect: Dialect,
+        headers: tuple[tuple[str, str], ...],
+    ) -> HttpResponse:
+        """A JSON-RPC request refused before it became a call, saying why."""
+        response = self._jsonrpc_error(request_id, exc, dialect, headers)
+        refusal = Refusal("jsonrpc", exc.reason, response.status, exc.code)
+        return msgspec.structs.replace(response, refusal=refusal)
+
+    def _refused_rest(
+        self, exc: A2AError, headers: tuple[tuple[str, str], ...], dialect: Dialect
+    ) -> HttpResponse:
+        """A REST request refused before it became a call, saying why."""
+        response = self._rest_error(exc, headers, dialect)
+        return msgspec.structs.replace(
+            response, refusal=Refusal("rest", exc.reason, response.status)
+        )
 
     def _jsonrpc_error(
         self,
@@ -745,31 +835,9 @@ _PLAIN_ERROR_STATUS: Final = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 
 def _plain_error(
-    status: int, message: str, extra: tuple[tuple[str, str], ...] = ()
+    status: int, message: str, extra: tuple[tuple[str, str], ...], binding: RefusedAt
 ) -> HttpResponse:
     """An HTTP-level error outside any RPC (unknown path, wrong method), as AIP-193 JSON."""
-    body = codec.encode(
-        {
-            "error": {
-                "code": status,
-                "status": _PLAIN_ERROR_STATUS.get(status, "UNKNOWN"),
-                "message": message,
-            }
-        }
-    )
-    return HttpResponse(status, (*_JSON_HEADERS, *extra), body)
-
-
-def _to_v03_result(operation: Operation, result: object) -> object:
-    """A v1.0 result as the v0.3 JSON-RPC dialect returns it."""
-    if isinstance(result, SendMessageResponse):
-        return v03c.send_result_from_v1(result)
-    if isinstance(result, Task):
-        return v03c.task_from_v1(result)
-    if isinstance(result, TaskPushNotificationConfig):
-        return v03c.task_push_config_from_v1(result)
-    if isinstance(result, ListTaskPushNotificationConfigsResponse):
-        return v03c.push_config_list_from_v1(result)
-    if isinstance(result, AgentCard):
-        return v03c.card_from_v1(result)
-    return result  # None (delete) and ListTasks (v1.0 only) pass through
+    name = _PLAIN_ERROR_STATUS[status]
+    body = codec.encode({"error": {"code": status, "status": name, "message": message}})
+    return HttpResponse(status, (*_JSON_HEADERS, *extra), body, Refusal(binding, name, status))

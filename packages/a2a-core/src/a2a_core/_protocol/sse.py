@@ -1,17 +1,16 @@
 """Server-Sent Events: the framing of A2A streams and the encoding of each event in them.
 
 This module owns everything between "the runtime has the next `StreamResponse`" and "these
-bytes go on the wire" (DESIGN "Streams on the wire", DIGEST §5.3):
+bytes go on the wire" (spec-decisions F9):
 
 - `STREAM_HEADERS` / `stream_headers`: the response headers of every stream;
 - `data_frame` / `comment_frame`: one SSE frame from ready JSON bytes, or a comment;
 - `EventStream`: one stream's encoder. It knows the binding, the dialect and the JSON-RPC
   request id, turns each event into one complete frame in that dialect, closes itself after
   the event that ends the stream (`ends_stream` with the stream's closing states: a send
-  stream's `CLOSING_STATES` or a subscription's `SUBSCRIPTION_CLOSING_STATES`, DIGEST §12
-  A6) or after one error frame
-  (DIGEST §4.3), and then refuses to encode anything more, as h11 refuses data after
-  end-of-message;
+  stream's `CLOSING_STATES` or a subscription's `SUBSCRIPTION_CLOSING_STATES`,
+  spec-decisions A6) or after one error frame (spec-decisions F7), and then refuses to
+  encode anything more, as h11 refuses data after end-of-message;
 - `SseParser` / `parse_frames`: a faithful minimal parser of the WHATWG event-stream format,
   for tests and for clients built on the core.
 
@@ -115,7 +114,7 @@ def comment_frame(text: str = "keep-alive") -> bytes:
     """A comment frame, ``: <text>`` and a blank line: ignored by clients, kept by proxies.
 
     Sent while a stream is idle so that proxies and load balancers that cut quiet
-    connections keep it open (DIGEST §5.3). A line break in ``text`` raises
+    connections keep it open (spec-decisions F9). A line break in ``text`` raises
     `LocalProtocolError`.
     """
     encoded = text.encode()
@@ -127,7 +126,7 @@ def comment_frame(text: str = "keep-alive") -> bytes:
 # Which event ends a stream
 
 #: Task states after which a SendStreamingMessage stream closes: the terminal states and
-#: input-required. This is the reference SDK's choice (DIGEST §12 A6); auth-required keeps the
+#: input-required. This is the reference SDK's choice (spec-decisions A6); auth-required keeps the
 #: stream open (spec §7.6.1: the client authenticates out of band and the task goes on in the
 #: same stream).
 CLOSING_STATES: Final[frozenset[TaskState]] = frozenset(
@@ -140,7 +139,7 @@ CLOSING_STATES: Final[frozenset[TaskState]] = frozenset(
     }
 )
 #: Task states after which a SubscribeToTask (v0.3 ``tasks/resubscribe``) stream closes: the
-#: terminal states only (spec §3.1.6, DIGEST §12 A6), so that a subscriber can watch a
+#: terminal states only (spec §3.1.6, spec-decisions A6), so that a subscriber can watch a
 #: multi-turn task across any number of interruptions.
 SUBSCRIPTION_CLOSING_STATES: Final[frozenset[TaskState]] = frozenset(TERMINAL_STATES)
 
@@ -148,7 +147,7 @@ SUBSCRIPTION_CLOSING_STATES: Final[frozenset[TaskState]] = frozenset(TERMINAL_ST
 def ends_stream(
     event: StreamResponse, closing_states: frozenset[TaskState] = CLOSING_STATES
 ) -> bool:
-    """Whether ``event`` is the last one of its stream (DIGEST §5.3, §12 A6).
+    """Whether ``event`` is the last one of its stream (spec-decisions F9, A6).
 
     A message ends a message-only stream; a task snapshot or a status update ends a task
     stream when its state is in ``closing_states`` (a send stream's `CLOSING_STATES` by
@@ -186,7 +185,7 @@ def _encode_v0_3(event: StreamResponse, final: bool) -> bytes:
 
 
 def _encode_rest_v0_3(event: StreamResponse, final: bool) -> bytes:
-    # The ProtoJSON of the v0.3 *proto*'s StreamResponse (DIGEST §5.3): not the JSON-RPC kind
+    # The ProtoJSON of the v0.3 *proto*'s StreamResponse (spec-decisions F9): not the JSON-RPC kind
     # object; its status updates carry `final` too.
     return codec.encode(stream_response_from_v1(event, final=final))
 
@@ -207,7 +206,7 @@ _CARRY_FINAL: Final = frozenset({_encode_v0_3, _encode_rest_v0_3})
 class EventStream:
     """The encoder of one SSE stream: each event in, one complete frame out.
 
-    What each frame's ``data:`` holds (DIGEST §5.3):
+    What each frame's ``data:`` holds (spec-decisions F9):
 
     ==========  =======  ===================================================================
     binding     dialect  data
@@ -223,7 +222,7 @@ class EventStream:
     ``event_encoder`` overrides the payload of any row; the JSON-RPC envelope is still added
     around it. The error frame is a JSON-RPC error response with the same id in the
     dialect, or on REST an AIP-193 body (the status table chooses its ``code``; mid-stream
-    REST errors are unspecified, DIGEST §4.3, so both dialects use the v1.0 form, and v0.3
+    REST errors are unspecified, spec-decisions F7, so both dialects use the v1.0 form, and v0.3
     adds the JSON-RPC ``code`` and ``message`` at the top level, as its clients read them).
 
     The stream *finishes* after the event for which `ends_stream` is true with the stream's
@@ -246,6 +245,7 @@ class EventStream:
         "binding",
         "closing_states",
         "dialect",
+        "headers",
         "request_id",
     )
 
@@ -262,6 +262,7 @@ class EventStream:
         event_encoder: EventEncoder | None = None,
         status_table: HttpStatusTable | TableName = HttpStatusTable.V1_0_0,
         closing_states: frozenset[TaskState] = CLOSING_STATES,
+        headers: tuple[tuple[str, str], ...] = STREAM_HEADERS,
     ) -> None:
         """Open the encoder of one stream.
 
@@ -269,7 +270,9 @@ class EventStream:
         REST stream has none, and passing one is an error. A binding or dialect not in the
         table raises ``ValueError``. ``closing_states`` are the task states whose snapshot or
         status update ends the stream: `CLOSING_STATES` for a send stream,
-        `SUBSCRIPTION_CLOSING_STATES` for a subscription.
+        `SUBSCRIPTION_CLOSING_STATES` for a subscription. ``headers`` are the response
+        headers of the stream (`ServerProtocol.open_event_stream` adds the call's own to
+        `STREAM_HEADERS`).
         """
         if (binding, dialect) not in _PAYLOADS:
             raise ValueError(f"no SSE encoding for binding {binding!r}, dialect {dialect!r}")
@@ -278,6 +281,8 @@ class EventStream:
         self.binding = binding
         self.dialect = dialect
         self.request_id = request_id
+        #: The response headers of the stream.
+        self.headers = headers
         self.closing_states = closing_states
         payload: _Payload
         if event_encoder is None:

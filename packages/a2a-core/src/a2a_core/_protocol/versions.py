@@ -8,7 +8,7 @@ requested and the supported versions.
 
 By default the header validates but does not veto a dialect: JSON-RPC method names say which
 dialect a request uses (the two sets are disjoint), and clients exist that send v1.0 methods
-without the header (DIGEST §12 A1). ``strict_versions`` turns the veto on.
+without the header (spec-decisions A1). ``strict_versions`` turns the veto on.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def negotiate_version(request: HttpRequest, supported: Iterable[str]) -> Negotia
 
     A request that names no version speaks 0.3. If 0.3 is not served, that is not an error
     here: such a request may still call a v1.0 method, and the dialect check that follows
-    decides (DIGEST §12 A1).
+    decides (spec-decisions A1).
     """
     raw = _requested(request)
     if not raw:

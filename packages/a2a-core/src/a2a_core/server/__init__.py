@@ -5,7 +5,6 @@ Adapters call :meth:`A2AServer.handle`; agents receive a :class:`TaskContext`.
 """
 
 from a2a_core.server._agent import Agent, AgentResult, AuthRequired, InputRequired
-from a2a_core.server._app import SHUTDOWN_TEXT, A2AServer, AuthorizeTask, ExtendedCard
 from a2a_core.server._backend import Backend, InMemoryBackend, Service
 from a2a_core.server._context import TaskContext
 from a2a_core.server._events import EventLog, ImmediateEventLog, LoggedEvent
@@ -15,10 +14,12 @@ from a2a_core.server._limits import TaskLimitError, TaskLimits
 from a2a_core.server._memory_events import InMemoryEventLog
 from a2a_core.server._memory_push import InMemoryPushConfigStore
 from a2a_core.server._memory_store import InMemoryTaskStore
+from a2a_core.server._options import PushOptions, StreamOptions
 from a2a_core.server._ownership import ANONYMOUS_OWNER, TaskOwner, owner_by_identity, owner_key
 from a2a_core.server._push import PushConfigStore, PushSender, PushTarget
 from a2a_core.server._push_delivery import WebhookPushSender
 from a2a_core.server._push_secrets import PushSecretCipher, PushSecretError, redact_push_config
+from a2a_core.server._server import SHUTDOWN_TEXT, A2AServer, AuthorizeTask, ExtendedCard
 from a2a_core.server._store import (
     ImmediateTaskStore,
     LoggedTaskStore,
@@ -53,12 +54,14 @@ __all__ = [
     "LoggedEvent",
     "LoggedTaskStore",
     "PushConfigStore",
+    "PushOptions",
     "PushSecretCipher",
     "PushSecretError",
     "PushSender",
     "PushTarget",
     "Service",
     "StoredTask",
+    "StreamOptions",
     "TaskContext",
     "TaskLimitError",
     "TaskLimits",

@@ -79,7 +79,8 @@ class ExecutionGuards:
 
     The defaults bound what a server does on its own without refusing reasonable traffic:
     a generous cap on running agents, a silent agent stopped after an hour, an unanswered
-    question ended after a day. See ``docs/server.md`` for the reasoning.
+    question ended after a day, five seconds for running agents when the server stops. See
+    ``docs/server.md`` for the reasoning.
     """
 
     max_running: int | None = 1000
@@ -95,6 +96,9 @@ class ExecutionGuards:
     interrupted_ttl: float | None = 86400.0
     """Seconds a task may stay INPUT_REQUIRED or AUTH_REQUIRED, counted from when its agent
     left it so, before it is FAILED as expired. Checked about once a second."""
+    shutdown_grace: float = 5.0
+    """Seconds running agents get to finish when the server stops (``A2AServer.shutdown``);
+    then their tasks are failed and the agents cancelled."""
     clock: Callable[[], float] = time.monotonic
     """Monotonic seconds, what both timeouts are measured with; inject one to control time
     in tests."""
@@ -108,6 +112,11 @@ class ExecutionGuards:
             seconds = getattr(self, name)
             if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
                 raise ValueError(f"{name} must be a positive number of seconds or None")
+        grace = self.shutdown_grace
+        if isinstance(grace, bool) or not isinstance(grace, int | float):
+            raise ValueError(f"shutdown_grace must be a number of seconds, not {grace!r}")
+        if not (grace >= 0 and math.isfinite(grace)):
+            raise ValueError(f"shutdown_grace must be zero or more seconds, not {grace!r}")
 
 
 def describe_duration(seconds: float) -> str:

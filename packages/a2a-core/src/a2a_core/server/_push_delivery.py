@@ -53,7 +53,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final, Self, TypeAlias
 
 import anyio
-import httpx
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
@@ -64,6 +63,8 @@ from a2a_core.types import StreamResponse, Task
 from ._push import PushTarget
 
 if TYPE_CHECKING:
+    import httpx
+
     from .observe import Observer, PushObservation
 from ._webhook_guard import (
     AllowList,
@@ -283,6 +284,9 @@ class WebhookPushSender:
     async def __aenter__(self) -> Self:
         if self._state != "new":
             raise RuntimeError("a WebhookPushSender can be entered only once")
+        # Imported when a sender starts, not with the server: most servers send no webhooks.
+        import httpx
+
         async with AsyncExitStack() as stack:
             if self._client is None:
                 self._client = await stack.enter_async_context(
@@ -655,6 +659,8 @@ class WebhookPushSender:
 
     async def _attempt(self, delivery: _Delivery, addresses: list[str]) -> _Outcome:
         """One attempt: POST to the first address that accepts a connection."""
+        import httpx  # loaded already: the sender's client is httpx's
+
         assert self._client is not None
         hook = delivery.hook
         headers = list(delivery.headers)

@@ -147,7 +147,7 @@ class Execution:
         runtime: Runtime,
         invocation: Invocation,
         *,
-        eager: bool,
+        create_first: bool,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.runtime = runtime
@@ -156,7 +156,9 @@ class Execution:
         self.task = TaskHandle(runtime.storage, invocation)
         self.task.on_created = self._watch
         self.context = TaskContext(self.task, invocation)
-        self._eager = eager
+        # Create the task (or record the follow-up) before the agent is asked: a request
+        # that answers with the task at once (non-blocking, a follow-up) needs it.
+        self._create_first = create_first
         # Created when the execution starts; a cancel that comes first is remembered.
         self._scope: anyio.CancelScope | None = None
         self._cancel_requested = False
@@ -200,7 +202,7 @@ class Execution:
         raised: BaseException | None = None
         try:
             with scope:
-                if self._eager:
+                if self._create_first:
                     await self.task.ensure()
                 result = await self._invoke()
                 await self._finish(result)

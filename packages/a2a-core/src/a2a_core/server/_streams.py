@@ -59,20 +59,16 @@ if TYPE_CHECKING:
     from a2a_core.server.observe import CallObservation
 
 __all__ = [
-    "DEFAULT_BACKLOG_LIMIT",
     "EventHook",
     "FirstEvent",
     "ReadSome",
     "StreamBacklogError",
+    "StreamSource",
     "TaskLookup",
     "stream_frames",
 ]
 
 logger: Final = logging.getLogger("a2a_core.server")
-
-#: How far (bytes of logged events) a stream may fall behind its task by default: far more
-#: than a client that reads ever lags, little next to what the log itself may hold.
-DEFAULT_BACKLOG_LIMIT: Final = 16 * 1024 * 1024
 
 #: Decorates each event before it is encoded (the active extensions' ``on_event``).
 EventHook: TypeAlias = Callable[[StreamResponse], StreamResponse]
@@ -87,6 +83,38 @@ ReadSome: TypeAlias = Callable[[str, int, int], tuple[list[LoggedEvent], int, in
 FirstEvent: TypeAlias = (
     tuple[int | None, StreamResponse] | tuple[int | None, StreamResponse, Hashable]
 )
+
+
+class StreamSource:
+    """What every stream of one server reads and how it paces itself, gathered once.
+
+    ``log`` is the event log as streams follow it (the server's `StoppableLog`), ``lookup``
+    the task in the store (``TaskStore.get``: a stream ends when its task is terminal or
+    gone), ``keep_alive_interval`` the seconds between keep-alive comments. ``read_some``
+    reads ``log`` in bounded batches without waiting, when it can (the measured log's
+    ``read_some_now``, or ``None``): it batches what is ready, and measures the backlog that
+    ``backlog_limit`` (bytes, ``None``: no limit) is checked against. ``shared`` shares the
+    payloads of big frames between streams (``None``: each stream encodes its own).
+    """
+
+    __slots__ = ("backlog_limit", "keep_alive_interval", "log", "lookup", "read_some", "shared")
+
+    def __init__(
+        self,
+        log: EventLog,
+        lookup: TaskLookup,
+        keep_alive_interval: float,
+        *,
+        read_some: ReadSome | None = None,
+        shared: FrameCache | None = None,
+        backlog_limit: int | None = None,
+    ) -> None:
+        self.log = log
+        self.lookup = lookup
+        self.keep_alive_interval = keep_alive_interval
+        self.read_some = read_some
+        self.shared = shared
+        self.backlog_limit = backlog_limit
 
 
 class StreamBacklogError(InternalError):
@@ -162,46 +190,37 @@ def stream_frames(
     first: Sequence[FirstEvent],
     task_id: str | None,
     after: int,
+    source: StreamSource,
     *,
-    log: EventLog,
-    lookup: TaskLookup,
-    keep_alive_interval: float,
     idle_limit: float | None = None,
-    on_event: EventHook | None = None,
-    read_some: ReadSome | None = None,
-    shared: FrameCache | None = None,
-    backlog_limit: int | None = None,
     replay_until: int | None = None,
+    on_event: EventHook | None = None,
     observation: CallObservation | None = None,
 ) -> AsyncIterator[bytes]:
     """The frames of one stream, as bytes ready to write (see the module docstring).
 
     ``first`` are the events sent before anything else (`FirstEvent`; a ``seq`` of ``None``
     sends no ``id``). ``task_id`` is the log to follow then, from after seq ``after``
-    (``None``: the stream is ``first`` only). ``idle_limit`` is the seconds of keep-alives
-    after which the stream ends (``None``: never). ``on_event`` decorates every event, the
-    first ones included (its frames are then the stream's own, never shared).
-
-    ``read_some`` reads ``log`` in bounded batches without waiting, when it can (pass the
-    measured log's ``read_some_now``, or ``None``): it batches what is ready, and measures
-    the backlog that ``backlog_limit`` (bytes, ``None``: no limit) is checked against; the
-    events up to seq ``replay_until`` (default ``after``) were logged before the stream
-    opened and do not count. ``shared`` shares the payloads of big frames between streams
-    (``None``: each stream encodes its own). ``observation`` hears of every event sent and
-    of the stream's end (see :mod:`~a2a_core.server.observe`).
+    (``None``: the stream is ``first`` only), read through ``source`` (`StreamSource`).
+    ``idle_limit`` is the seconds of keep-alives after which the stream ends (``None``:
+    never). The events up to seq ``replay_until`` (default ``after``) were logged before the
+    stream opened and do not count against the backlog limit. ``on_event`` decorates every
+    event, the first ones included (its frames are then the stream's own, never shared).
+    ``observation`` hears of every event sent and of the stream's end (see
+    :mod:`~a2a_core.server.observe`).
     """
-    if observation is None:
-        return _frames(
-            stream, first, task_id, after, log, lookup, keep_alive_interval, idle_limit,
-            on_event, read_some, shared, backlog_limit, replay_until, None,
-        )  # fmt: skip
-    return _observed(
-        observation,
-        _frames(
-            stream, first, task_id, after, log, lookup, keep_alive_interval, idle_limit,
-            on_event, read_some, shared, backlog_limit, replay_until, observation.event_sent,
-        ),
-    )  # fmt: skip
+    frames = _frames(
+        stream,
+        first,
+        task_id,
+        after,
+        source,
+        idle_limit,
+        replay_until,
+        on_event,
+        None if observation is None else observation.event_sent,
+    )
+    return frames if observation is None else _observed(observation, frames)
 
 
 async def _observed(
@@ -227,18 +246,16 @@ async def _frames(
     first: Sequence[FirstEvent],
     task_id: str | None,
     after: int,
-    log: EventLog,
-    lookup: TaskLookup,
-    keep_alive_interval: float,
+    source: StreamSource,
     idle_limit: float | None,
-    on_event: EventHook | None,
-    read_some: ReadSome | None,
-    shared: FrameCache | None,
-    backlog_limit: int | None,
     replay_until: int | None,
+    on_event: EventHook | None,
     sent: Callable[[StreamResponse], None] | None,
 ) -> AsyncIterator[bytes]:
     """`stream_frames` itself; ``sent`` is told of every event encoded."""
+    log, lookup, read_some = source.log, source.lookup, source.read_some
+    keep_alive_interval, backlog_limit = source.keep_alive_interval, source.backlog_limit
+    shared = source.shared
     hook = on_event
     share = shared if hook is None else None
     encode: Callable[[StreamResponse, int | None], bytes]

@@ -24,9 +24,10 @@ import re
 import socket
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
-import httpx
+if TYPE_CHECKING:  # httpx is imported when a webhook URL is first parsed
+    import httpx
 
 __all__ = [
     "AllowList",
@@ -166,6 +167,8 @@ class Webhook:
 def parse_webhook(url: str, allow: AllowList) -> Webhook:
     """The static checks of ``url`` (see :func:`check_webhook_url`) under ``allow``: the
     parsed webhook, or :class:`WebhookUrlRefusedError`."""
+    import httpx
+
     # httpx parses the URL here exactly as it will when sending, so the guard and the client
     # cannot disagree about which host a tricky URL names.
     try:

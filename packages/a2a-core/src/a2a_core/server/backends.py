@@ -25,7 +25,8 @@ in one place:
 - `Service`, how a backend runs its background work under the server's lifespan, given a
   `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
   delivery a backend may wrap (its `WebhookPushSender.attempt` makes one attempt and says
-  when the next is due, a `PushAttempt`, for a queue that keeps retries durable);
+  when the next is due, a `PushAttempt`, for a queue that keeps retries durable), and the
+  SSRF guard it applies (`check_webhook_url`, `WebhookUrlRefusedError`);
   `Observer`, the server's observer (`ServerHandle.observer`), whose
   `Observer.push_context_headers` a durable push queue keeps with each job so that its
   delivery continues the trace of the agent that wrote the event;
@@ -39,7 +40,6 @@ in one place:
 
 from __future__ import annotations
 
-from a2a_core.server._app import A2AServer
 from a2a_core.server._backend import Backend, InMemoryBackend, ServerHandle, Service
 from a2a_core.server._events import (
     EventLog,
@@ -66,6 +66,7 @@ from a2a_core.server._push import (
 )
 from a2a_core.server._push_delivery import PushAttempt, WebhookPushSender
 from a2a_core.server._push_secrets import PushSecretCipher, PushSecretError, redact_push_config
+from a2a_core.server._server import A2AServer
 from a2a_core.server._store import (
     BatchLoggedTaskStore,
     CheckedTaskStore,
@@ -80,6 +81,7 @@ from a2a_core.server._store import (
     TaskStore,
     VisibleFilter,
 )
+from a2a_core.server._webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.server.observe import Observer
 
 __all__ = [
@@ -120,6 +122,8 @@ __all__ = [
     "TaskStore",
     "VisibleFilter",
     "WebhookPushSender",
+    "WebhookUrlRefusedError",
+    "check_webhook_url",
     "make_token",
     "query_scope",
     "read_token",

@@ -20,9 +20,9 @@ __all__ = [
 NonEmptyStr = Annotated[str, msgspec.Meta(min_length=1)]
 #: A proto ``int32``.
 Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=2**31 - 1)]
-#: ``historyLength``: 0 means no history; negative values are invalid (DIGEST §9.4).
+#: ``historyLength``: 0 means no history; negative values are invalid (spec-decisions F13).
 HistoryLength = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
-#: ``pageSize`` of ListTasks: 1..100 (DIGEST §3).
+#: ``pageSize`` of ListTasks: 1..100 (spec-decisions F6).
 PageSize = Annotated[int, msgspec.Meta(ge=1, le=100)]
 #: A ``google.protobuf.Struct``: a JSON object with arbitrary keys, never renamed.
 Struct = dict[str, Any]

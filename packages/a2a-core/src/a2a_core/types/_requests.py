@@ -130,7 +130,7 @@ class ListTasksRequest(WireStruct, kw_only=True, frozen=True):
 
 
 class ListTasksResponse(WireStruct, kw_only=True, frozen=True):
-    """A page of tasks; all four members are always emitted (DIGEST §3)."""
+    """A page of tasks; all four members are always emitted (spec-decisions F6)."""
 
     tasks: list[Task]
     """The page, newest status first."""

@@ -5,7 +5,7 @@ the error table) is shared. Like the JSON-RPC module it is a codec plus a table,
 section (`routes`, `query`, `requests`, `results`, `error_replies`); every public name is
 importable from ``a2a_core.rest`` itself:
 
-- the **route table** (`ROUTES`, DIGEST §1 and §7.1): the v1.0 routes, each also under
+- the **route table** (`ROUTES`, spec-decisions F1, F11): the v1.0 routes, each also under
   ``/{tenant}/``, and the v0.3 routes under ``/v1/``, each mapped to a version-neutral
   `Operation`; `match_route` turns a method and a path into a `RouteMatch` or a `RouteMiss`
   (404: no such path; 405: the path exists for other methods, listed for ``Allow``);
@@ -53,7 +53,7 @@ Decisions, each tested:
   ``application/json``, ``application/a2a+json`` and any ``application/*+json`` (parameters
   and case ignored), and no ``Content-Type``; with an empty body any value is accepted.
   Anything else is `ContentTypeNotSupportedError` (-32005, HTTP 415 in the v1.0.0 table).
-  Responses use `JSON_CONTENT_TYPE` by default or `A2A_JSON_CONTENT_TYPE` (DIGEST §12 A11):
+  Responses use `JSON_CONTENT_TYPE` by default or `A2A_JSON_CONTENT_TYPE` (spec-decisions A11):
   the caller that builds responses chooses and passes it.
 """
 

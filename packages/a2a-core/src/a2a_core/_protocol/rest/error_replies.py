@@ -63,7 +63,7 @@ def rest_error_response(
 ) -> HttpResponse:
     """The REST reply for ``err``: its HTTP status and the AIP-193 ``{"error": ...}`` body.
 
-    Used for both dialects: v0.3 REST never defined an error body (DIGEST §4.3), and the
+    Used for both dialects: v0.3 REST never defined an error body (spec-decisions F7), and the
     AIP-193 one is what the v1.0 binding and its TCK expect. On the v0.3 routes
     (``dialect="0.3"``) the body carries the JSON-RPC ``code`` and ``message`` at the top
     level as well, which is what v0.3 REST clients read to raise a typed error.

@@ -19,7 +19,7 @@ from a2a_core._protocol.errors import (
 
 
 class QueryKind(enum.Enum):
-    """How a query parameter's text becomes a value (gRPC transcoding, DIGEST §7.1)."""
+    """How a query parameter's text becomes a value (gRPC transcoding, spec-decisions F11)."""
 
     STRING = "string"
     INT = "int"

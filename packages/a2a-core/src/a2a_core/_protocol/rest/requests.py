@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final, TypeAlias, TypeVar
 
 import msgspec
@@ -115,50 +115,79 @@ class _V1SubscribeBody(WireStruct, kw_only=True, frozen=True):
     id: str = ""
 
 
-def _decode_v1(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
-    op = match.operation
+# One decoder per operation and dialect: path values, query and body to the v1.0 request.
+_Decoder: TypeAlias = Callable[[RouteMatch, Sequence[tuple[str, str]], bytes], RestRequest]
+
+
+def _v1_send(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    send = _decode_body(body, v1.SendMessageRequest)
+    tenant = _tenant(match, send.tenant)
+    return send if tenant == send.tenant else msgspec.structs.replace(send, tenant=tenant)
+
+
+def _v1_get_task(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    values = parse_query(query, _GET_TASK_QUERY)
+    return _convert({**values, "tenant": match.tenant, "id": match.params["id"]}, v1.GetTaskRequest)
+
+
+def _v1_list_tasks(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    values = parse_query(query, _LIST_TASKS_QUERY)
+    return _convert({**values, "tenant": match.tenant}, v1.ListTasksRequest)
+
+
+def _v1_cancel(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    task_id = match.params["id"]
+    cancel = _decode_body(body, _V1CancelBody)
+    _same(cancel.id, task_id, "id")
+    return v1.CancelTaskRequest(
+        tenant=_tenant(match, cancel.tenant), id=task_id, metadata=cancel.metadata
+    )
+
+
+def _v1_subscribe(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    task_id = match.params["id"]
+    tenant = match.tenant
+    if match.route.method == "POST":
+        subscribe = _decode_body(body, _V1SubscribeBody)
+        _same(subscribe.id, task_id, "id")
+        tenant = _tenant(match, subscribe.tenant)
+    return v1.SubscribeToTaskRequest(tenant=tenant, id=task_id)
+
+
+def _v1_create_push(
+    match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes
+) -> RestRequest:
+    task_id = match.params["task_id"]
+    config = _decode_body(body, v1.TaskPushNotificationConfig)
+    _same(config.task_id, task_id, "taskId")
+    return msgspec.structs.replace(config, tenant=_tenant(match, config.tenant), task_id=task_id)
+
+
+def _v1_get_push(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
     params = match.params
-    if op is Operation.SEND_MESSAGE or op is Operation.SEND_STREAMING_MESSAGE:
-        send = _decode_body(body, v1.SendMessageRequest)
-        tenant = _tenant(match, send.tenant)
-        return send if tenant == send.tenant else msgspec.structs.replace(send, tenant=tenant)
-    if op is Operation.GET_TASK:
-        values = parse_query(query, _GET_TASK_QUERY)
-        return _convert({**values, "tenant": match.tenant, "id": params["id"]}, v1.GetTaskRequest)
-    if op is Operation.LIST_TASKS:
-        values = parse_query(query, _LIST_TASKS_QUERY)
-        return _convert({**values, "tenant": match.tenant}, v1.ListTasksRequest)
-    if op is Operation.CANCEL_TASK:
-        cancel = _decode_body(body, _V1CancelBody)
-        _same(cancel.id, params["id"], "id")
-        return v1.CancelTaskRequest(
-            tenant=_tenant(match, cancel.tenant), id=params["id"], metadata=cancel.metadata
-        )
-    if op is Operation.SUBSCRIBE_TO_TASK:
-        tenant = match.tenant
-        if match.route.method == "POST":
-            subscribe = _decode_body(body, _V1SubscribeBody)
-            _same(subscribe.id, params["id"], "id")
-            tenant = _tenant(match, subscribe.tenant)
-        return v1.SubscribeToTaskRequest(tenant=tenant, id=params["id"])
-    if op is Operation.CREATE_PUSH_CONFIG:
-        config = _decode_body(body, v1.TaskPushNotificationConfig)
-        _same(config.task_id, params["task_id"], "taskId")
-        return msgspec.structs.replace(
-            config, tenant=_tenant(match, config.tenant), task_id=params["task_id"]
-        )
-    if op is Operation.GET_PUSH_CONFIG:
-        return v1.GetTaskPushNotificationConfigRequest(
-            tenant=match.tenant, task_id=params["task_id"], id=params["id"]
-        )
-    if op is Operation.LIST_PUSH_CONFIGS:
-        values = parse_query(query, _LIST_PUSH_QUERY)
-        values.update(tenant=match.tenant, taskId=params["task_id"])
-        return _convert(values, v1.ListTaskPushNotificationConfigsRequest)
-    if op is Operation.DELETE_PUSH_CONFIG:
-        return v1.DeleteTaskPushNotificationConfigRequest(
-            tenant=match.tenant, task_id=params["task_id"], id=params["id"]
-        )
+    return v1.GetTaskPushNotificationConfigRequest(
+        tenant=match.tenant, task_id=params["task_id"], id=params["id"]
+    )
+
+
+def _v1_list_push(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    values = parse_query(query, _LIST_PUSH_QUERY)
+    values.update(tenant=match.tenant, taskId=match.params["task_id"])
+    return _convert(values, v1.ListTaskPushNotificationConfigsRequest)
+
+
+def _v1_delete_push(
+    match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes
+) -> RestRequest:
+    params = match.params
+    return v1.DeleteTaskPushNotificationConfigRequest(
+        tenant=match.tenant, task_id=params["task_id"], id=params["id"]
+    )
+
+
+def _v1_extended_card(
+    match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes
+) -> RestRequest:
     return v1.GetExtendedAgentCardRequest(tenant=match.tenant)
 
 
@@ -196,38 +225,88 @@ def _v0_3_push_config(
     return config if config.id == config_id else msgspec.structs.replace(config, id=config_id)
 
 
-def _decode_v0_3(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
-    op = match.operation
+def _v0_3_send(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    return rest_convert.send_request_to_v1(_decode_body(body, rest_types.SendMessageRequest))
+
+
+def _v0_3_get_task(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    values = parse_query(query, _GET_TASK_QUERY)
+    return _convert({**values, "id": match.params["id"]}, v1.GetTaskRequest)
+
+
+def _v0_3_cancel(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    task_id = match.params["id"]
+    cancel = _decode_body(body, rest_types.CancelTaskRequest)
+    _same_task_name(cancel.name, task_id, "name")
+    return v1.CancelTaskRequest(id=task_id)
+
+
+def _v0_3_subscribe(
+    match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes
+) -> RestRequest:
+    task_id = match.params["id"]
+    if match.route.method == "POST":
+        subscribe = _decode_body(body, rest_types.TaskSubscriptionRequest)
+        _same_task_name(subscribe.name, task_id, "name")
+    return v1.SubscribeToTaskRequest(id=task_id)
+
+
+def _v0_3_create_push(
+    match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes
+) -> RestRequest:
+    create = _decode_body(body, rest_types.CreateTaskPushNotificationConfigBody)
+    return _v0_3_push_config(create, match.params["task_id"])
+
+
+def _v0_3_get_push(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
     params = match.params
-    if op is Operation.SEND_MESSAGE or op is Operation.SEND_STREAMING_MESSAGE:
-        return rest_convert.send_request_to_v1(_decode_body(body, rest_types.SendMessageRequest))
-    if op is Operation.GET_TASK:
-        values = parse_query(query, _GET_TASK_QUERY)
-        return _convert({**values, "id": params["id"]}, v1.GetTaskRequest)
-    if op is Operation.CANCEL_TASK:
-        cancel = _decode_body(body, rest_types.CancelTaskRequest)
-        _same_task_name(cancel.name, params["id"], "name")
-        return v1.CancelTaskRequest(id=params["id"])
-    if op is Operation.SUBSCRIBE_TO_TASK:
-        if match.route.method == "POST":
-            subscribe = _decode_body(body, rest_types.TaskSubscriptionRequest)
-            _same_task_name(subscribe.name, params["id"], "name")
-        return v1.SubscribeToTaskRequest(id=params["id"])
-    if op is Operation.CREATE_PUSH_CONFIG:
-        create = _decode_body(body, rest_types.CreateTaskPushNotificationConfigBody)
-        return _v0_3_push_config(create, params["task_id"])
-    if op is Operation.GET_PUSH_CONFIG:
-        return v1.GetTaskPushNotificationConfigRequest(task_id=params["task_id"], id=params["id"])
-    if op is Operation.LIST_PUSH_CONFIGS:
-        values = parse_query(query, _LIST_PUSH_QUERY)
-        values["taskId"] = params["task_id"]
-        return _convert(values, v1.ListTaskPushNotificationConfigsRequest)
-    if op is Operation.DELETE_PUSH_CONFIG:
-        return v1.DeleteTaskPushNotificationConfigRequest(
-            task_id=params["task_id"], id=params["id"]
-        )
-    # GET /v1/card is the v0.3 GetAgentCard, i.e. the (extended) card (DIGEST §1).
+    return v1.GetTaskPushNotificationConfigRequest(task_id=params["task_id"], id=params["id"])
+
+
+def _v0_3_list_push(
+    match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes
+) -> RestRequest:
+    values = parse_query(query, _LIST_PUSH_QUERY)
+    values["taskId"] = match.params["task_id"]
+    return _convert(values, v1.ListTaskPushNotificationConfigsRequest)
+
+
+def _v0_3_delete_push(
+    match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes
+) -> RestRequest:
+    params = match.params
+    return v1.DeleteTaskPushNotificationConfigRequest(task_id=params["task_id"], id=params["id"])
+
+
+def _v0_3_card(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
+    # GET /v1/card is the v0.3 GetAgentCard, i.e. the (extended) card (spec-decisions F1).
     return v1.GetExtendedAgentCardRequest()
+
+
+#: The decoder of each operation's routes, per dialect (v0.3 has no ListTasks route).
+_DECODERS: Final[dict[tuple[str, Operation], _Decoder]] = {
+    ("1.0", Operation.SEND_MESSAGE): _v1_send,
+    ("1.0", Operation.SEND_STREAMING_MESSAGE): _v1_send,
+    ("1.0", Operation.GET_TASK): _v1_get_task,
+    ("1.0", Operation.LIST_TASKS): _v1_list_tasks,
+    ("1.0", Operation.CANCEL_TASK): _v1_cancel,
+    ("1.0", Operation.SUBSCRIBE_TO_TASK): _v1_subscribe,
+    ("1.0", Operation.CREATE_PUSH_CONFIG): _v1_create_push,
+    ("1.0", Operation.GET_PUSH_CONFIG): _v1_get_push,
+    ("1.0", Operation.LIST_PUSH_CONFIGS): _v1_list_push,
+    ("1.0", Operation.DELETE_PUSH_CONFIG): _v1_delete_push,
+    ("1.0", Operation.GET_EXTENDED_CARD): _v1_extended_card,
+    ("0.3", Operation.SEND_MESSAGE): _v0_3_send,
+    ("0.3", Operation.SEND_STREAMING_MESSAGE): _v0_3_send,
+    ("0.3", Operation.GET_TASK): _v0_3_get_task,
+    ("0.3", Operation.CANCEL_TASK): _v0_3_cancel,
+    ("0.3", Operation.SUBSCRIBE_TO_TASK): _v0_3_subscribe,
+    ("0.3", Operation.CREATE_PUSH_CONFIG): _v0_3_create_push,
+    ("0.3", Operation.GET_PUSH_CONFIG): _v0_3_get_push,
+    ("0.3", Operation.LIST_PUSH_CONFIGS): _v0_3_list_push,
+    ("0.3", Operation.DELETE_PUSH_CONFIG): _v0_3_delete_push,
+    ("0.3", Operation.GET_EXTENDED_CARD): _v0_3_card,
+}
 
 
 def decode_rest_request(
@@ -242,6 +321,4 @@ def decode_rest_request(
     path) or `JSONParseError` (a body that is not JSON); nothing else on any input. The
     ``Content-Type`` is checked separately (`check_request_content_type`).
     """
-    if match.dialect == "0.3":
-        return _decode_v0_3(match, query, body)
-    return _decode_v1(match, query, body)
+    return _DECODERS[match.dialect, match.operation](match, query, body)

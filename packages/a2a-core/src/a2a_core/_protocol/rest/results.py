@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
 
 from a2a_core import types as v1
 from a2a_core._protocol import codec
@@ -17,20 +17,6 @@ from a2a_core.compat.v0_3 import rest_convert
 
 _EMPTY_OBJECT: Final = b"{}"
 _NOTHING: Final = (type(None),)
-
-
-def _to_v0_3(operation: Operation, value: Any) -> Any:
-    if isinstance(value, v1.SendMessageResponse):
-        return rest_convert.send_response_from_v1(value)
-    if isinstance(value, v1.Task):
-        return rest_convert.task_from_v1(value)
-    if isinstance(value, v1.TaskPushNotificationConfig):
-        return rest_convert.task_push_config_from_v1(value)
-    if isinstance(value, v1.ListTaskPushNotificationConfigsResponse):
-        return rest_convert.push_config_list_from_v1(value)
-    if isinstance(value, v1.AgentCard):
-        return rest_convert.card_from_v1(value)
-    raise LocalProtocolError(f"{operation.value} has no v0.3 REST form")
 
 
 def encode_rest_result(operation: Operation, dialect: Dialect, value: object) -> bytes:
@@ -57,9 +43,10 @@ def encode_rest_result(operation: Operation, dialect: Dialect, value: object) ->
             f"{operation.value} returns {expected[0].__name__}, not {type(value).__name__}"
         )
     if dialect == "0.3":
-        if operation is Operation.LIST_TASKS:
-            raise LocalProtocolError("ListTasks has no v0.3 REST route")
-        return codec.encode(_to_v0_3(operation, value))
+        convert = spec.v0_3_rest_result
+        if convert is None:
+            raise LocalProtocolError(f"{operation.value} has no v0.3 REST route")
+        return codec.encode(convert(value))
     return codec.encode(value)
 
 

@@ -77,7 +77,7 @@ _V1_ROUTES: Final = (
     ("GET", "/tasks/{id}", Operation.GET_TASK),
     ("GET", "/tasks", Operation.LIST_TASKS),
     ("POST", "/tasks/{id}:cancel", Operation.CANCEL_TASK),
-    # The proto says GET, the spec text and both TCKs POST: serve both (DIGEST §12 A3).
+    # The proto says GET, the spec text and both TCKs POST: serve both (spec-decisions A3).
     ("GET", "/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK),
     ("POST", "/tasks/{id}:subscribe", Operation.SUBSCRIBE_TO_TASK),
     ("POST", "/tasks/{task_id}/pushNotificationConfigs", Operation.CREATE_PUSH_CONFIG),
@@ -91,7 +91,7 @@ _V1_ROUTES: Final = (
     ("GET", "/extendedAgentCard", Operation.GET_EXTENDED_CARD),
 )
 
-# v0.3: no list-tasks route (DIGEST §12 A4); the create route's proto path typo (`task/*`)
+# v0.3: no list-tasks route (spec-decisions A4); the create route's proto path typo (`task/*`)
 # is not served, the spec and the SDKs use `tasks/`.
 _V0_3_ROUTES: Final = (
     ("POST", "/v1/message:send", Operation.SEND_MESSAGE),

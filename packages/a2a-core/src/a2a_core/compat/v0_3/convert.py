@@ -33,20 +33,20 @@ v1.0 -> v0.3 (a v0.3 client sees less):
   form: its scheme is kept with empty ``flows`` so requirements naming it stay valid.
   ``pkceRequired`` is dropped.
 - ``TaskStatusUpdateEvent`` gains ``final``: given by the caller, else true for terminal
-  states and input-required (DIGEST A6).
+  states and input-required (spec-decisions A6).
 - ``Role.UNSPECIFIED`` (which no valid ``Message`` holds) becomes ``user``.
 
 v0.3 -> v1.0 (the server sees less than the client sent):
 
 - ``final`` of status updates (the v1.0 stream simply ends) and ``kind`` (the v1.0 type says
-  it; v1.0 payloads never carry it, DIGEST A21).
+  it; v1.0 payloads never carry it, spec-decisions A21).
 - Push ``authentication.schemes`` beyond the first (an ``authentication`` without any
   scheme, which decoding refuses, is dropped whole).
 - ``metadata`` of ``tasks/get``, ``tasks/resubscribe`` and the three push-config params
   (their v1.0 requests have no metadata).
 - Card: ``capabilities.stateTransitionHistory``; the patch digit of ``protocolVersion``
   (v1.0 keeps ``Major.Minor``); an OAuth scheme with several flows becomes one v1.0 scheme per
-  flow (DIGEST A18). The first flow, in the order ``authorizationCode``,
+  flow (spec-decisions A18). The first flow, in the order ``authorizationCode``,
   ``clientCredentials``, ``implicit``, ``password``, keeps the scheme's name; each further
   flow is named ``"<name>.<flow>"`` (``"oauth.clientCredentials"``; ``.2``, ``.3``... appended
   if taken), and every security requirement naming the scheme is expanded into one
@@ -61,7 +61,7 @@ Normalisations (same meaning, different bytes, so v0.3 -> v1.0 -> v0.3 changes t
 - ``TaskState`` ``unknown`` <-> ``TASK_STATE_UNSPECIFIED``: one to one, but v0.3's
   "indeterminate" is v1.0's "not set".
 - Timestamps come back in UTC with ``Z`` (a zone-less v0.3 timestamp is read as UTC).
-- ``blocking`` absent comes back as ``blocking: true`` (absent means blocking, DIGEST §2.4;
+- ``blocking`` absent comes back as ``blocking: true`` (absent means blocking, spec-decisions F4;
   v1.0 cannot tell them apart, and v0.3 left the default open, so we say it).
 - ``pushNotificationConfigId`` equal to the task id comes back absent (absent means the
   task's default config, whose id is the task id).
@@ -227,7 +227,7 @@ def final_for_state(state: v1.TaskState) -> bool:
     """The v0.3 ``final`` flag a status update in ``state`` carries by default.
 
     True for terminal states and input-required: that is where the server closes the
-    stream (DIGEST A6); auth-required keeps it open.
+    stream (spec-decisions A6); auth-required keeps it open.
     """
     return state.is_terminal or state is v1.TaskState.INPUT_REQUIRED
 
@@ -1106,7 +1106,8 @@ def card_from_v1(card: v1.AgentCard) -> v03.AgentCard:
 
 
 def card_v0_3_fields(card_v1: v1.AgentCard) -> dict[str, object]:
-    """The top-level v0.3 fields to merge into a v1.0 card for v0.3-era clients (DIGEST A21).
+    """The top-level v0.3 fields to merge into a v1.0 card for v0.3-era clients
+    (spec-decisions A21).
 
     ``url``, ``preferredTransport`` and ``protocolVersion`` (``"0.3.0"`` for a ``0.3``
     interface) always; ``additionalInterfaces`` when the card has more than one 0.x

@@ -1,7 +1,7 @@
 """L0: the v0.3 HTTP+JSON (REST) payloads, which are the ProtoJSON of the v0.3 gRPC proto.
 
 This module owns the *shape* of the v0.3 REST dialect. It is not the v0.3 JSON-RPC shape of
-:mod:`a2a_core.compat.v0_3.types` (DIGEST §1.3, §12 A4): the v0.3 REST binding is gRPC
+:mod:`a2a_core.compat.v0_3.types` (spec-decisions F3, A4): the v0.3 REST binding is gRPC
 transcoding of ``reference/v0.3/a2a.proto`` (package ``a2a.v1``), so its JSON is ProtoJSON:
 
 - no ``kind`` tags; enums are proto names (``ROLE_USER``, ``TASK_STATE_WORKING``, and
@@ -376,10 +376,10 @@ class SendMessageConfiguration(WireStruct, kw_only=True, frozen=True):
     """A webhook to register for the task."""
     history_length: HistoryLength = 0
     """At most this many recent messages in the returned task; proto3 cannot tell 0 from
-    unset, so 0 means "the server's default" here (DIGEST §12 A10)."""
+    unset, so 0 means "the server's default" here (spec-decisions A10)."""
     blocking: bool | None = None
     """Wait for a terminal or interrupted state. Absent means wait (the reference SDK's
-    reading, DIGEST §2.4), although a proto3 parser would read it as false."""
+    reading, spec-decisions F4), although a proto3 parser would read it as false."""
 
 
 class SendMessageRequest(WireStruct, kw_only=True, frozen=True):

@@ -1,0 +1,89 @@
+"""The server's grouped settings (L2): streams and push notifications, each one value.
+
+Like `TaskLimits` and `ExecutionGuards`, each is a frozen dataclass validated when it is
+built: a mistake (a negative keep-alive, a host that is not a string) fails where the server
+is configured, with the option's name, not on the first request that needs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Final
+
+__all__ = ["DEFAULT_BACKLOG_LIMIT", "PushOptions", "StreamOptions"]
+
+#: How far (bytes of logged events) a stream may fall behind its task by default: far more
+#: than a client that reads ever lags, little next to what the log itself may hold.
+DEFAULT_BACKLOG_LIMIT: Final = 16 * 1024 * 1024
+
+
+def _seconds(name: str, value: object, *, allow_none: bool = False) -> None:
+    if value is None and allow_none:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not (value > 0 and math.isfinite(value))
+    ):
+        expected = "a positive number of seconds" + (" or None" if allow_none else "")
+        raise ValueError(f"{name} must be {expected}, not {value!r}")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class StreamOptions:
+    """How the server's SSE streams behave (``A2AServer(streams=...)``).
+
+    Every stream (a streaming send, a subscription, a ``Last-Event-ID`` reconnect) follows
+    its task's event log; these say how it keeps an idle connection alive, when an idle
+    subscription ends, and how far a client that does not read may fall behind.
+    """
+
+    keep_alive_interval: float = 15.0
+    """Seconds between ``: keep-alive`` comments on a stream with nothing to send, so that
+    proxies do not cut it."""
+    idle_timeout: float = 60.0
+    """Seconds without an event after which a subscription (SubscribeToTask, a reconnect)
+    closes; a streaming send stays open until its task settles."""
+    backlog_limit: int | None = DEFAULT_BACKLOG_LIMIT
+    """Bytes of logged events a stream may fall behind its task; past it, it ends with an
+    error frame and the client resumes with ``Last-Event-ID`` (``None``: no limit). Measured
+    on logs that can tell (the in-memory one: ``MeasuredEventLog``)."""
+
+    def __post_init__(self) -> None:
+        _seconds("keep_alive_interval", self.keep_alive_interval)
+        _seconds("idle_timeout", self.idle_timeout)
+        limit = self.backlog_limit
+        if limit is not None and (type(limit) is not int or limit < 1):
+            raise ValueError(
+                f"backlog_limit must be a positive number of bytes or None, not {limit!r}"
+            )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class PushOptions:
+    """How webhooks are guarded and shown (``A2AServer(push=...)``); push notifications are
+    on when the card declares them.
+
+    Webhook URLs to loopback, private, link-local or non-http(s) targets are refused (the
+    SSRF guard), when a config is created and again at every delivery, unless allowed here.
+    """
+
+    allow_hosts: Sequence[str] = ()
+    """Host names or addresses allowed although private (e.g. ``"127.0.0.1"`` for a test
+    receiver, an internal service's name)."""
+    allow_private: bool = False
+    """Allow every private, loopback and link-local address (a trusted network only)."""
+    reveal_secrets: bool = False
+    """Answer Get, List and Create of push configs with their token and credentials (off:
+    they are omitted; webhook deliveries carry them either way)."""
+
+    def __post_init__(self) -> None:
+        hosts = self.allow_hosts
+        if isinstance(hosts, str) or not all(isinstance(h, str) and h for h in hosts):
+            raise ValueError(f"allow_hosts must be a sequence of host names, not {hosts!r}")
+        object.__setattr__(self, "allow_hosts", tuple(hosts))
+        for name in ("allow_private", "reveal_secrets"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, not {getattr(self, name)!r}")

@@ -1,0 +1,472 @@
+"""The server object (L2): :class:`A2AServer`, one entry point for every adapter.
+
+``await server.handle(HttpRequest)`` returns an :class:`HttpResponse` or an
+:class:`SseResponse`, in one pass: the request goes down to the sans-IO
+:class:`ServerProtocol` once, which checks and decodes it into a :class:`Call` (or answers
+it, saying why it refused); the call's handler (``_handlers``, one per operation) executes
+it; the protocol encodes the result. The server must be running (``async with server:``,
+or the adapter's lifespan) so that agents and push delivery have somewhere to live that
+outlasts a request. This module keeps the construction, the entry point and the lifecycle;
+what each operation does is in ``_handlers``, how running agents are stopped in
+``_shutdown``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Final, Self
+
+import anyio
+import msgspec
+from anyio.abc import TaskGroup
+
+from a2a_core._protocol.call import Call
+from a2a_core._protocol.errors import (
+    A2AError,
+    InternalError,
+    LocalProtocolError,
+    ServerUnavailableError,
+)
+from a2a_core._protocol.http import HttpRequest, HttpResponse, SseResponse
+from a2a_core._protocol.server import ProtocolOptions, ServerProtocol
+from a2a_core.auth._verify import Authenticator, AuthFailure, Verifier
+from a2a_core.server._agent import Agent
+from a2a_core.server._backend import Backend, InMemoryBackend
+from a2a_core.server._background import Background
+from a2a_core.server._collector import freeze_startup_objects
+from a2a_core.server._events import MeasuredEventLog
+from a2a_core.server._extensions import Extension
+from a2a_core.server._frame_cache import FrameCache
+from a2a_core.server._guards import ExecutionGuards, Guards
+from a2a_core.server._handlers import (
+    HANDLERS,
+    NO_OBSERVATION,
+    AuthorizeTask,
+    ExtendedCard,
+    ServerState,
+    task_named,
+)
+from a2a_core.server._health import Health, check_backend
+from a2a_core.server._limits import TaskLimits
+from a2a_core.server._messages import agent_message
+from a2a_core.server._options import PushOptions, StreamOptions
+from a2a_core.server._ownership import TaskOwner, owner_by_identity
+from a2a_core.server._push_delivery import WebhookPushSender
+from a2a_core.server._runtime import Runtime
+from a2a_core.server._shutdown import SHUTDOWN_TEXT, stop_executions
+from a2a_core.server._stopping import StoppableLog
+from a2a_core.server._storage import Storage
+from a2a_core.server._streams import StreamSource
+from a2a_core.server._writes import TaskWriter
+from a2a_core.server.observe import Observer
+from a2a_core.types import TERMINAL_STATES, AgentCard, TaskState
+
+__all__ = ["SHUTDOWN_TEXT", "A2AServer", "AuthorizeTask", "ExtendedCard"]
+
+_STOPPING_TEXT: Final = "The server is shutting down"
+
+logger = logging.getLogger("a2a_core.server")
+
+
+class A2AServer:
+    """An A2A server for one agent. See ``docs/server.md`` for every option.
+
+    Parameters:
+        agent: The agent (see :data:`~a2a_core.server.Agent`).
+        card: The public agent card (``supported_interfaces`` may be empty: filled in).
+        base_url: Public URL of the mount point; or set per request by the adapter.
+        protocol: How the protocol is served: paths, the card's caching and
+            ``Last-Modified``, versions, limits, error statuses, the extended card for
+            anonymous callers (:class:`~a2a_core.protocol.ProtocolOptions`; its defaults when
+            ``None``).
+        backend: Where the state lives and what runs beside the server to keep it
+            (:class:`~a2a_core.server.InMemoryBackend` by default; see
+            :class:`~a2a_core.server.Backend`).
+        task_limits: How large one task may grow, whatever the backend
+            (:class:`~a2a_core.server.TaskLimits`; its defaults when ``None``).
+        guards: Limits on running agents, the inactivity timeout, the expiry of unanswered
+            interrupted tasks, the grace of running agents at shutdown
+            (:class:`~a2a_core.server.ExecutionGuards`; its defaults when ``None``).
+        streams: Keep-alive, idle timeout and backlog limit of the SSE streams
+            (:class:`~a2a_core.server.StreamOptions`; its defaults when ``None``).
+        push: The webhook SSRF guard's exceptions, and whether replies show push secrets
+            (:class:`~a2a_core.server.PushOptions`; its defaults when ``None``).
+        task_owner: Who owns a task (see :data:`~a2a_core.server.TaskOwner`): by default
+            the caller's identity, so that another caller's task answers TaskNotFound and
+            ListTasks lists the caller's own; a function of the call for another key, or
+            ``None`` to let every caller act on every task (then tasks record no owner).
+        authorize_task: Authorization hook (see :data:`AuthorizeTask`); with ownership on,
+            both must allow.
+        extensions: Runtime extensions; their declarations go into the card.
+        extended_card: Served by GetExtendedAgentCard to authenticated callers (a callable
+            is given the caller's identity, ``None`` for an anonymous caller).
+        authenticators: One verifier per security scheme name of the card
+            (:mod:`a2a_core.auth`): the card's ``securityRequirements`` are then enforced on
+            every call but the public card, before the request is read (401/403), and the
+            verified identity is the call's. An identity put by upstream middleware is
+            trusted as it is. ``None``: only middleware identifies callers.
+        observer: Told of every call, execution, task change, stream, webhook delivery and
+            backend operation (:mod:`a2a_core.server.observe`; OpenTelemetry is
+            ``a2a_core.otel.OpenTelemetryObserver``; several: ``Observers``). ``None``: no
+            observation, at the cost of a few calls of methods that do nothing.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        card: AgentCard,
+        base_url: str | None = None,
+        protocol: ProtocolOptions | None = None,
+        backend: Backend | None = None,
+        task_limits: TaskLimits | None = None,
+        guards: ExecutionGuards | None = None,
+        streams: StreamOptions | None = None,
+        push: PushOptions | None = None,
+        task_owner: TaskOwner | None = owner_by_identity,
+        authorize_task: AuthorizeTask | None = None,
+        extensions: Sequence[Extension] = (),
+        extended_card: ExtendedCard | None = None,
+        authenticators: Mapping[str, Verifier] | None = None,
+        observer: Observer | None = None,
+    ) -> None:
+        #: Enforces the card's security requirements (``None``: identities come from
+        #: upstream middleware only); built first, so a card and verifiers that do not fit
+        #: fail here.
+        self.authenticator = (
+            Authenticator(card, authenticators) if authenticators is not None else None
+        )
+        options = protocol or ProtocolOptions()
+        self.extensions = tuple(extensions)
+        self.protocol = ServerProtocol(
+            card,
+            last_modified=options.last_modified or _dt.datetime.now(_dt.UTC),
+            base_url=base_url,
+            options=options,
+            extensions=[ext.declaration for ext in self.extensions],
+            extension_activation=self._activate_extensions if self.extensions else None,
+            extended_card_configured=extended_card is not None,
+        )
+        self.card = card
+        self.push_enabled = bool(card.capabilities.push_notifications)
+        self.push_options = push or PushOptions()
+        self.stream_options = streams or StreamOptions()
+        #: Where the state lives (see :class:`~a2a_core.server.Backend`).
+        self.backend: Backend = backend if backend is not None else InMemoryBackend()
+        #: Told what happens (see :mod:`~a2a_core.server.observe`); ``None``: nobody is.
+        self.observer = observer
+        push_sender = self.backend.push_sender
+        if observer is not None and isinstance(push_sender, WebhookPushSender):
+            push_sender.observer = push_sender.observer or observer
+        self._own_push_sender = push_sender is None and self.push_enabled
+        self.storage = Storage(
+            store=self.backend.store,
+            events=self.backend.event_log,
+            push_configs=self.backend.push_config_store,
+            push_sender=push_sender,
+            push_enabled=self.push_enabled,
+            limits=task_limits,
+            observer=observer,
+        )
+        self.runtime = Runtime(agent=agent, storage=self.storage)
+        #: The event log as streams follow it: interrupted at shutdown (see ``_stopping``).
+        self._stream_log = StoppableLog(self.storage.events)
+        events = self.storage.events
+        measured = events if isinstance(events, MeasuredEventLog) else None
+        #: The payloads of big frames, shared by the streams writing them (bounded by what
+        #: the open streams hold: see ``_frame_cache``).
+        self.shared_frames = FrameCache()
+        #: The execution guards at work (see ``_guards``); their sweep runs as the last
+        #: service.
+        self.guard_options = guards if guards is not None else ExecutionGuards()
+        self.guards = Guards(self.guard_options, self.runtime)
+        self.services = (*self.backend.services, self.guards.service)
+        #: What every handler of this server works with (see ``_handlers``).
+        self.state = ServerState(
+            protocol=self.protocol,
+            storage=self.storage,
+            runtime=self.runtime,
+            guards=self.guards,
+            task_owner=task_owner,
+            authorize_task=authorize_task,
+            push=self.push_options,
+            push_enabled=self.push_enabled,
+            streams=self.stream_options,
+            stream_source=StreamSource(
+                self._stream_log,
+                self.storage.store.get,
+                self.stream_options.keep_alive_interval,
+                read_some=measured.read_some_now if measured is not None else None,
+                shared=self.shared_frames,
+                backlog_limit=self.stream_options.backlog_limit,
+            ),
+            extensions=self.extensions,
+            extended_card=extended_card,
+        )
+        # Read on every request: attributes of their own, not walks through the above.
+        self._observer = observer
+        self._public_paths = self.protocol.public_paths
+        #: Set when `shutdown` begins: every call is then refused (ServerUnavailableError).
+        self.stopping = False
+        self._shutdown_done: anyio.Event | None = None
+        self._task_group: TaskGroup | None = None
+        self._exit_stack: contextlib.AsyncExitStack | None = None
+
+    @property
+    def max_body_size(self) -> int:
+        """Largest request body; adapters read at most one byte more, and none of a body
+        whose ``Content-Length`` is over it (`a2a_core.http.content_length_exceeds`)."""
+        return self.protocol.max_body_size
+
+    # What a backend's services read of the server (`ServerHandle`).
+
+    @property
+    def push_allow_hosts(self) -> tuple[str, ...]:
+        """Webhook hosts allowed although private (``PushOptions.allow_hosts``)."""
+        return tuple(self.push_options.allow_hosts)
+
+    @property
+    def push_allow_private(self) -> bool:
+        """Whether webhooks may point at private addresses (``PushOptions``)."""
+        return self.push_options.allow_private
+
+    # --- the entry point -----------------------------------------------------------------
+
+    async def handle(self, request: HttpRequest) -> HttpResponse | SseResponse:
+        """Answer one request. Never raises for client input; a server misconfiguration
+        (e.g. no base URL for the card) is logged and answered with a generic 500."""
+        authenticator = self.authenticator
+        if (
+            authenticator is not None
+            and request.identity is None
+            and (request.path or "/") not in self._public_paths
+        ):
+            verdict = await authenticator.authenticate(request)
+            if isinstance(verdict, AuthFailure):
+                received: HttpResponse | Call = self.protocol.reply_auth_failure(
+                    request, verdict.error, verdict.challenges
+                )
+            else:
+                if verdict is not None:
+                    request = msgspec.structs.replace(request, identity=verdict)
+                received = self._receive(request)
+        else:
+            received = self._receive(request)
+        if type(received) is HttpResponse:
+            if received.refusal is not None and self._observer is not None:
+                self._observer.request_refused(request, received.refusal)
+            return received
+        call: Call = received  # type: ignore[assignment]
+        observer = self._observer
+        observation = NO_OBSERVATION if observer is None else observer.call_started(request, call)
+        error: A2AError
+        with observation.activated():
+            try:
+                if self.stopping:
+                    raise ServerUnavailableError(_STOPPING_TEXT)
+                if call.extensions:
+                    for ext in self.state.active(call):
+                        call = await ext.on_request(call)
+                result = await HANDLERS[call.operation](self.state, call, observation)
+                if call.streaming:
+                    response: HttpResponse | SseResponse = result
+                else:
+                    if call.extensions:
+                        for ext in self.state.active(call):
+                            result = ext.on_result(call, result)
+                    response = self.protocol.reply_result(call, result)
+            except A2AError as exc:
+                error = exc
+            except Exception:
+                logger.exception(
+                    "error while handling %s (task %s)", call.operation.value, task_named(call)
+                )
+                error = InternalError()
+            else:
+                observation.finished(None)
+                if call.streaming:
+                    observation.stream_opened()
+                return response
+        observation.finished(error)
+        response = self.protocol.reply_error(call, error)
+        # The error's traceback holds this frame, whose `error` holds the error: let go of
+        # it, or every failed call would be a reference cycle (``_collector``).
+        del error
+        return response
+
+    def _receive(self, request: HttpRequest) -> HttpResponse | Call:
+        try:
+            return self.protocol.receive_request(request)
+        except LocalProtocolError:
+            logger.exception("server misconfiguration")
+            return _internal_error_response()
+
+    def _activate_extensions(self, call: Call) -> list[str]:
+        """The activation decision, made once per call by the protocol (``call.extensions``
+        are the declared URIs the client asked for): each extension's `Extension.activate`.
+        What it returns becomes the call's ``extensions`` and its ``A2A-Extensions`` reply
+        header; the hooks and ``TaskContext.extensions`` read it from the call."""
+        try:
+            return [
+                ext.uri
+                for ext in self.extensions
+                if ext.uri in call.extensions and ext.activate(call.requested_extensions, call)
+            ]
+        except Exception:
+            logger.exception("extension activation failed for %s", call.operation.value)
+            raise InternalError() from None
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise LocalProtocolError("A2AServer is already running")
+        stack = contextlib.AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            if self._own_push_sender:
+                push = self.push_options
+                sender = WebhookPushSender(
+                    allow_hosts=push.allow_hosts,
+                    allow_private=push.allow_private,
+                    observer=self.observer,
+                )
+                self.storage.push_sender = await stack.enter_async_context(sender)
+            for service in self.services:
+                await stack.enter_async_context(service(self))
+            self._task_group = await stack.enter_async_context(anyio.create_task_group())
+            self.state.background = Background(self._task_group, self.runtime.executions)
+            self.stopping = False
+            self._shutdown_done = None
+            self._stream_log.restart()
+            # What exists now lives as long as the process: keep it out of the collector's
+            # full collections (see ``_collector``).
+            freeze_startup_objects()
+        except BaseException:
+            await stack.__aexit__(None, None, None)
+            raise
+        self._exit_stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.shutdown()
+        finally:
+            stack, self._exit_stack = self._exit_stack, None
+            self.state.background = None
+            if self._task_group is not None:
+                self._task_group.cancel_scope.cancel()
+            self._task_group = None
+            if stack is not None:
+                await stack.__aexit__(exc_type, exc, tb)
+
+    async def shutdown(self, grace: float | None = None) -> None:
+        """Stop serving, in bounded time (idempotent; leaving ``async with`` calls it).
+
+        1. Every call from now on is refused with ServerUnavailableError (503 on REST); the
+           agent card is still served.
+        2. Running agents get ``grace`` seconds (``ExecutionGuards.shutdown_grace`` by
+           default) to finish.
+        3. The task of each agent still running then is **failed** (terminal) with the status
+           message `SHUTDOWN_TEXT`, through the normal writer, so blocking callers, streams
+           and webhooks receive it, and a stream of that task ends with it; a call whose
+           agent had created no task yet is answered ServerUnavailableError. The agents
+           are cancelled and get one more second to unwind; one that ignores cancellation
+           is abandoned (logged).
+        4. Every open stream ends: one of a task failed above with that status, any other
+           (a subscription to a task waiting for input) with a ServerUnavailableError frame;
+           the tasks themselves are untouched.
+
+        Adapters call this when their framework begins to shut down (aiohttp's
+        ``on_shutdown``; `a2a_starlette.serve` for uvicorn), before open connections are
+        closed, so that clients get the final frames.
+        """
+        if self._shutdown_done is not None:
+            await self._shutdown_done.wait()
+            return
+        done = self._shutdown_done = anyio.Event()
+        self.stopping = True
+        if grace is None:
+            grace = self.guard_options.shutdown_grace
+        try:
+            with anyio.CancelScope(shield=True):
+                await stop_executions(self.runtime, self.state.background, grace)
+        finally:
+            # Last: a stream of a task failed above ends with that status; the others (a
+            # subscription to a task waiting for input) with ServerUnavailableError.
+            self._stream_log.stop()
+            done.set()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, *_: Any) -> AsyncIterator[None]:
+        """The server's lifespan as a context manager (Starlette ``lifespan=`` friendly)."""
+        async with self:
+            yield
+
+    @property
+    def running(self) -> bool:
+        """Whether the server has been started."""
+        return self._task_group is not None
+
+    async def check_health(self, timeout: float = 2.0) -> Health:
+        """Whether the server runs and its backend answers (store, event log, push queue),
+        for a readiness probe: see :class:`~a2a_core.server.backends.Health`. Never raises;
+        a backend that does not answer within ``timeout`` seconds counts as down."""
+        sender = self.storage.push_sender
+        push = None
+        if self._own_push_sender:
+            push = isinstance(sender, WebhookPushSender) and sender.running
+        return await check_backend(
+            self.backend,
+            running=self.running,
+            stopping=self.stopping,
+            push=push,
+            timeout=timeout,
+        )
+
+    # --- operations for backends (see a2a_core.server.backends) --------------------------
+
+    async def fail_task(self, task_id: str, text: str) -> bool:
+        """Fail a task that can no longer finish, e.g. one whose replica was lost.
+
+        Writes FAILED with an agent status message saying ``text``, through the same writer
+        as every other change (the event is logged, subscribers and webhooks get it).
+        Returns whether this call failed it: ``False`` for a task that is missing or already
+        terminal, also when another writer finished it meanwhile.
+        """
+        stored = await self.storage.store.get(task_id)
+        if stored is None or stored.task.status.state in TERMINAL_STATES:
+            return False
+        task = stored.task
+        message = agent_message(text, task_id=task.id, context_id=task.context_id)
+        return await TaskWriter(self.storage, stored).status(TaskState.FAILED, message)
+
+    def cancel_local_execution(self, task_id: str) -> bool:
+        """Stop this server's agent for a task that was finished elsewhere.
+
+        For a shared backend: another replica canceled (or failed) the task, and the agent
+        still running here must stop. Returns whether an agent was running here and was
+        asked to stop; one whose own view of the task is already terminal is left to end.
+        """
+        execution = self.runtime.executions.get(task_id)
+        if execution is None:
+            return False
+        writer = execution.task.writer
+        if writer is not None and writer.task.status.state in TERMINAL_STATES:
+            return False
+        execution.cancel_soon()
+        return True
+
+
+def _internal_error_response() -> HttpResponse:
+    body = b'{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}'
+    return HttpResponse(500, (("content-type", "application/json"),), body)
