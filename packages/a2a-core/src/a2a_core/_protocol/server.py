@@ -287,6 +287,9 @@ class ServerProtocol:
         self.rest_path = None if rest_path is None else _join_path(rest_path)
         self.card_path = None if card_path is None else _join_path(card_path)
         self.capabilities = card.capabilities
+        # The JWKS path when one is served (`AgentCardPublisher.matches_jwks_path`), read
+        # on every request: a comparison here, not a call.
+        self._jwks_path: str | None = None
         #: The paths served to anyone, without credentials (the public card), for a server
         #: that checks credentials before the request reaches `receive_request`.
         self.public_paths: frozenset[str] = frozenset(
@@ -340,6 +343,8 @@ class ServerProtocol:
                 jwks_path=None if options.jwks_path is None else _join_path(options.jwks_path),
             ),
         )
+        if self.card_publisher.matches_jwks_path(self.card_publisher.options.jwks_path or ""):
+            self._jwks_path = self.card_publisher.options.jwks_path
 
     def sign_card(self, card: AgentCard, base_url: str | None = None) -> AgentCard:
         """``card`` signed with ``options.card_signing_key`` (as is without one): for the
@@ -367,7 +372,7 @@ class ServerProtocol:
         path = request.path or "/"
         if self.card_path is not None and path == self.card_path:
             return self.card_publisher.respond(request, request.base_url)
-        if self.card_publisher.matches_jwks_path(path):
+        if path == self._jwks_path:
             return self.card_publisher.respond_jwks(request)
         if self.jsonrpc_path is not None and path == self.jsonrpc_path:
             if request.method != "POST":

@@ -26,7 +26,7 @@ import time
 from array import array
 from bisect import bisect_right
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Final
 
 import anyio
@@ -194,20 +194,47 @@ class InMemoryEventLog(ImmediateEventLog, MeasuredEventLog):
             log = self._logs[task_id] = _Log(task_id)
         if log.closed:
             return
-        log.closed = True
-        log.closed_at = self._clock()
         # Nothing is appended any more: a tuple of bytes, which the garbage collector stops
         # tracking, where a list would be one more object per retained log to walk.
         log.events = tuple(log.events)
         ends = log.ends
         if type(ends) is array:
             log.ends = ends.tobytes()
+        self._closed_now(log)
+        self._wake(task_id)
+
+    def log_closed_now(self, task_id: str, events: Sequence[StreamResponse]) -> int:
+        """The whole log of a task created already finished (answered at once): `append_now`
+        of each event, then `close_now`, in one step; the seq of the last event."""
+        self._expire()
+        if task_id in self._logs:  # logged before, or followed already: one at a time
+            seq = 0
+            for event in events:
+                seq = self.append_now(task_id, event)
+            self.close_now(task_id)
+            return seq
+        buffer, blobs = self._buffer, []
+        ends = array("q", (0,))
+        size = 0
+        for event in events:
+            _encoder.encode_into(event, buffer)
+            blob = bytes(buffer)
+            blobs.append(blob)
+            size += len(blob)
+            ends.append(size)
+        log = self._logs[task_id] = _Log(task_id, tuple(blobs), ends.tobytes())
+        self._closed_now(log)  # nobody follows it: a follower would have made the log
+        return len(blobs)
+
+    def _closed_now(self, log: _Log) -> None:
+        """Count a log that has just closed against the bounds of closed logs."""
+        log.closed = True
+        log.closed_at = self._clock()
         if self._buffer.__alloc__() > _KEEP_BUFFER:  # its capacity, not its length
             self._buffer = bytearray()  # not held at 1.5 times the largest event ever logged
         self._closed.append(log)
         self._closed_count += 1
         self._closed_bytes += _size(log)
-        self._wake(task_id)
         self._expire()
 
     async def read(self, task_id: str, after: int = 0) -> list[LoggedEvent]:

@@ -261,9 +261,10 @@ class InMemoryTaskStore(ImmediateTaskStore):
     ) -> StoredTask:
         """:meth:`create` without waiting; ``on_evict`` hooks wait for
         :meth:`notify_evicted`."""
-        self._evict()  # first: an expired task frees its id
         if task.id in self._records:
-            raise TaskExistsError(task.id)
+            self._evict()  # an expired task frees its id
+            if task.id in self._records:
+                raise TaskExistsError(task.id)
         stamp = task.status.timestamp
         record = _Record(
             (status_micros(stamp), task.id), tenant, task.context_id, owner, stamp=stamp

@@ -21,6 +21,7 @@ is held to, whichever backend it goes to.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import cast
 
 import msgspec
@@ -77,6 +78,11 @@ class Storage:
         self.limits = limits if limits is not None else TaskLimits()
         #: The event log, when it is immediate (see ``ImmediateEventLog``).
         self.immediate_log = events if isinstance(events, ImmediateEventLog) else None
+        #: Logs a task's whole log at once, when the immediate log can (the in-memory one's
+        #: ``log_closed_now``): a task answered at once is logged in one step.
+        self.log_closed: Callable[[str, Sequence[StreamResponse]], int] | None = getattr(
+            self.immediate_log, "log_closed_now", None
+        )
         self._immediate: tuple[ImmediateTaskStore, ImmediateEventLog] | None = None
         if isinstance(store, ImmediateTaskStore) and isinstance(events, ImmediateEventLog):
             self._immediate = (store, events)

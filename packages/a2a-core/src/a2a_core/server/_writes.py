@@ -521,13 +521,17 @@ def _create_answered(
         return None
     store, log = immediate
     task, events = answered
-    seq = 0
-    for event in events:
-        seq = log.append_now(task.id, event)
+    log_closed = storage.log_closed
+    if log_closed is not None:
+        seq = log_closed(task.id, events)
+    else:
+        seq = 0
+        for event in events:
+            seq = log.append_now(task.id, event)
+        log.close_now(task.id)
     stored = store.create_now(
         task, tenant=invocation.call.tenant, owner=invocation.owner, last_seq=seq
     )
-    log.close_now(task.id)
     observer = storage.observer
     if observer is not None:
         observer.task_changed(task, events[0])
