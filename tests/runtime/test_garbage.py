@@ -5,8 +5,7 @@ it tracks; with each blocking send leaving a cycle (an execution and the callbac
 held), they ran a few times a second and were a blocking send's p99 (docs/benchmarks.md).
 Each case here runs a kind of request many times with the collector off and every object
 it would free kept for inspection (``gc.DEBUG_SAVEALL``), then collects: nothing may be
-found. Also: on Python 3.12+ an agent that answers at once is run eagerly, so a blocking
-send to it completes without a turn of the event loop.
+found.
 """
 
 from __future__ import annotations
@@ -204,29 +203,6 @@ async def test_a_request_leaves_no_cyclic_garbage(
     assert not found, (
         f"{sum(found.values()) / 20:.1f} objects of cyclic garbage per request: {found}"
     )
-
-
-@pytest.mark.skipif(sys.version_info < (3, 12), reason="eager tasks are Python 3.12+")
-@pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_an_agent_that_answers_at_once_needs_no_turn_of_the_loop(
-    anyio_backend: str,
-) -> None:
-    # Another task that is ready to run: if the send let the loop turn, it would run first.
-    ran: list[str] = []
-
-    async def other() -> None:
-        ran.append("other task")
-
-    server = A2AServer(agent, card=make_card(), base_url="http://127.0.0.1:9999/a2a")
-    async with server, anyio.create_task_group() as group:
-        client = Client(server)
-        await client.result("SendMessage", send("warm up"))
-        group.start_soon(other)
-        reply = await client.result("SendMessage", send("hello"))
-        assert ran == []
-        await anyio.sleep(0)
-        assert ran == ["other task"]
-    assert reply["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 async def test_the_first_server_to_start_freezes_what_start_up_made() -> None:

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import anyio
@@ -30,26 +29,6 @@ if TYPE_CHECKING:
 __all__ = ["Background"]
 
 logger = logging.getLogger("a2a_core.server")
-
-
-def _lazy_task(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[None, None, None]
-) -> asyncio.Task[None]:
-    return loop.create_task(coro)
-
-
-def _eager_task(
-    loop: asyncio.AbstractEventLoop, coro: Coroutine[None, None, None]
-) -> asyncio.Task[None]:
-    return asyncio.Task(coro, loop=loop, eager_start=True)  # type: ignore[call-arg]
-
-
-#: How an execution's task is made. From Python 3.12 it starts *eagerly*: the execution runs
-#: at once, inside ``start``, until it first waits, and an agent that answers without
-#: waiting (an echo, a lookup) is done before ``start`` returns: no turn of the event loop to
-#: start it, none to hand its result back. It is still a task of its own, detached from the
-#: request, from its first step. Before 3.12 it starts at the next turn of the loop.
-_new_task = _eager_task if sys.version_info >= (3, 12) else _lazy_task
 
 
 class Background:
@@ -71,24 +50,19 @@ class Background:
         return self._loop
 
     def start(self, execution: Execution) -> None:
-        """Run ``execution`` in a task of its own: at once until it first waits (Python
-        3.12+), or from the next turn of the event loop on."""
+        """Run ``execution`` from the next turn of the event loop on."""
         if self._loop is None:
             self._task_group.start_soon(execution.run, self.cancel_scope_class)
             return
-        task = _new_task(self._loop, execution.run(self.cancel_scope_class))
-        if task.done():  # started eagerly, and finished already: nothing to keep or wait for
-            self._check(task)
-            return
+        # A task started at the next turn of the loop, not eagerly (Python 3.12's
+        # eager_start): measured under load, an eager start made a blocking send slower on
+        # every stack, the loop handling fewer connections per turn (docs/benchmarks.md).
+        task = self._loop.create_task(execution.run(self.cancel_scope_class))
         self._tasks.add(task)
         task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        self._check(task)
-
-    @staticmethod
-    def _check(task: asyncio.Task[None]) -> None:
         if not task.cancelled() and (exc := task.exception()) is not None:
             # Execution.run never raises; if it ever does, say so rather than lose it.
             logger.error("execution failed", exc_info=exc)

@@ -18,6 +18,7 @@ denies, exactly as for a missing one.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
@@ -72,6 +73,8 @@ from a2a_core.types import (
     TaskPushNotificationConfig,
 )
 
+logger = logging.getLogger("a2a_core.server")
+
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "HANDLERS",
@@ -80,6 +83,8 @@ __all__ = [
     "ExtendedCard",
     "Handler",
     "ServerState",
+    "activation",
+    "task_named",
 ]
 
 #: ``authorize_task(operation, task, call) -> bool``: may the caller do ``operation`` on
@@ -320,8 +325,7 @@ async def send_message(
     config = request.configuration
     execution = await state.start(call, request, observation)
     ready = execution.started if config and config.return_immediately else execution.settled
-    if not ready.is_set():  # an agent started eagerly (3.12+) may have answered already
-        await ready.wait()
+    await ready.wait()
     if execution.error is not None:
         raise execution.error
     if execution.reply_message is not None:
@@ -340,8 +344,7 @@ async def send_streaming_message(
     task as it stood), until it settles; a message-only reply is one event."""
     request: SendMessageRequest = call.request  # type: ignore[assignment]
     execution = await state.start(call, request, observation)
-    if not execution.started.is_set():
-        await execution.started.wait()
+    await execution.started.wait()
     if execution.error is not None:
         raise execution.error
     if execution.reply_message is not None:
@@ -548,6 +551,26 @@ assert set(HANDLERS) == set(OPERATIONS), "an operation without a handler"
 
 
 # --- helpers -----------------------------------------------------------------------------
+
+
+def activation(extensions: Sequence[Extension]) -> Callable[[Call], list[str]]:
+    """The activation decision the protocol makes once per call (``call.extensions`` are
+    the declared URIs the client asked for): each extension's `Extension.activate`. What it
+    returns becomes the call's ``extensions`` and its ``A2A-Extensions`` reply header; the
+    hooks and ``TaskContext.extensions`` read it from the call."""
+
+    def activate(call: Call) -> list[str]:
+        try:
+            return [
+                ext.uri
+                for ext in extensions
+                if ext.uri in call.extensions and ext.activate(call.requested_extensions, call)
+            ]
+        except Exception:
+            logger.exception("extension activation failed for %s", call.operation.value)
+            raise InternalError() from None
+
+    return activate
 
 
 def _configs(state: ServerState) -> PushConfigStore:

@@ -105,11 +105,18 @@ class _SortedKeys:
         return self.items[self.head + at if at >= 0 else at]
 
     def add(self, key: _Key) -> None:
-        insort(self.items, key, self.head)
+        items = self.items
+        if len(items) == self.head or items[-1] < key:
+            items.append(key)  # the newest status: nearly every task, when it is created
+        else:
+            insort(items, key, self.head)
 
     def discard(self, key: _Key) -> None:
         items, head = self.items, self.head
-        position = bisect_left(items, key, head)
+        # The oldest finished task is the one evicted, and it is at the front: no search.
+        position = (
+            head if head < len(items) and items[head] == key else bisect_left(items, key, head)
+        )
         if position >= len(items) or items[position] != key:
             return
         if position == head:

@@ -48,6 +48,7 @@ from a2a_core.server._handlers import (
     AuthorizeTask,
     ExtendedCard,
     ServerState,
+    activation,
     task_named,
 )
 from a2a_core.server._health import Health, check_backend
@@ -148,7 +149,7 @@ class A2AServer:
             base_url=base_url,
             options=options,
             extensions=[ext.declaration for ext in self.extensions],
-            extension_activation=self._activate_extensions if self.extensions else None,
+            extension_activation=activation(self.extensions) if self.extensions else None,
             extended_card_configured=extended_card is not None,
         )
         self.card = card
@@ -305,21 +306,6 @@ class A2AServer:
             logger.exception("server misconfiguration")
             return _internal_error_response()
 
-    def _activate_extensions(self, call: Call) -> list[str]:
-        """The activation decision, made once per call by the protocol (``call.extensions``
-        are the declared URIs the client asked for): each extension's `Extension.activate`.
-        What it returns becomes the call's ``extensions`` and its ``A2A-Extensions`` reply
-        header; the hooks and ``TaskContext.extensions`` read it from the call."""
-        try:
-            return [
-                ext.uri
-                for ext in self.extensions
-                if ext.uri in call.extensions and ext.activate(call.requested_extensions, call)
-            ]
-        except Exception:
-            logger.exception("extension activation failed for %s", call.operation.value)
-            raise InternalError() from None
-
     # --- lifecycle -----------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
@@ -372,21 +358,11 @@ class A2AServer:
     async def shutdown(self, grace: float | None = None) -> None:
         """Stop serving, in bounded time (idempotent; leaving ``async with`` calls it).
 
-        1. Every call from now on is refused with ServerUnavailableError (503 on REST); the
-           agent card is still served.
-        2. Running agents get ``grace`` seconds (``ExecutionGuards.shutdown_grace`` by
-           default) to finish.
-        3. The task of each agent still running then is **failed** (terminal) with the status
-           message `SHUTDOWN_TEXT`, through the normal writer, so blocking callers, streams
-           and webhooks receive it, and a stream of that task ends with it; a call whose
-           agent had created no task yet is answered ServerUnavailableError. The agents
-           are cancelled and get one more second to unwind; one that ignores cancellation
-           is abandoned (logged).
-        4. Every open stream ends: one of a task failed above with that status, any other
-           (a subscription to a task waiting for input) with a ServerUnavailableError frame;
-           the tasks themselves are untouched.
-
-        Adapters call this when their framework begins to shut down (aiohttp's
+        Every call from now on is refused with ServerUnavailableError (503 on REST; the card
+        is still served); running agents get ``grace`` seconds (``ExecutionGuards.
+        shutdown_grace`` by default), then their tasks are failed with `SHUTDOWN_TEXT` and
+        the agents cancelled (see ``_shutdown``); last, every open stream ends with a final
+        frame. Adapters call this when their framework begins to shut down (aiohttp's
         ``on_shutdown``; `a2a_starlette.serve` for uvicorn), before open connections are
         closed, so that clients get the final frames.
         """

@@ -6,7 +6,9 @@ writer (so blocking callers, streams and webhooks receive it), with `SHUTDOWN_TE
 status message, and a call whose agent had created no task yet is answered
 ServerUnavailableError; the agents are cancelled and get one more second to unwind, and one
 that ignores cancellation is abandoned (logged). FAILED, not CANCELED: nobody asked for the
-task to end; the server could not finish it, and says so.
+task to end; the server could not finish it, and says so. Then the server ends every open
+stream (``_stopping``): one of a task failed here with that status, any other (a
+subscription to a task waiting for input) with a ServerUnavailableError frame.
 """
 
 from __future__ import annotations
