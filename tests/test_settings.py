@@ -117,3 +117,22 @@ def test_no_operation_ladder_decides_what_a_table_can(path: Path) -> None:
     # One comparison is a decision of its own (a subscription's closing states), not a
     # ladder: at most one per module.
     assert len(_operation_ladders(path)) <= 1, f"{path.name}: {_operation_ladders(path)}"
+
+
+def test_every_backend_names_the_task_ttl_alike() -> None:
+    """``task_ttl`` on the in-memory, Redis and SQL backends; the old in-memory name still
+    works, with a warning."""
+    from a2a_core.server.backends import InMemoryBackend
+
+    names = {"memory": set(inspect.signature(InMemoryBackend).parameters)}
+    for name, module, cls in (
+        ("redis", "a2aserve_redis", "RedisBackend"),
+        ("sql", "a2a_sql", "SqlBackend"),
+    ):
+        backend = getattr(pytest.importorskip(module), cls)
+        names[name] = set(inspect.signature(backend).parameters)
+    assert all("task_ttl" in params for params in names.values()), names
+    assert InMemoryBackend(task_ttl=5.0).store._ttl == 5.0
+    with pytest.warns(DeprecationWarning, match="task_ttl"):
+        old = InMemoryBackend(ttl=7.0)
+    assert old.store._ttl == 7.0

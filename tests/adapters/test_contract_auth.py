@@ -6,10 +6,12 @@ identities own their tasks, keyed by issuer and subject."""
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from a2a_core.auth import ApiKey, AuthenticatedIdentity, HttpBasic, Jwks, JwtBearer
@@ -40,8 +42,6 @@ SCHEMES = {
 
 def secured_card(*, scopes: tuple[str, ...] = ("tasks",), push: bool = True) -> AgentCard:
     card = make_card(push=push)
-    import msgspec
-
     return msgspec.structs.replace(
         card,
         security_schemes=SCHEMES,
@@ -136,6 +136,11 @@ def _bad_tokens(issuer: Issuer) -> dict[str, str]:
         "wrong-audience": "Bearer " + issuer.token(scope="tasks", aud="https://other.test"),
         "no-subject": "Bearer " + issuer.token(scope="tasks", sub=None),
         "no-exp": "Bearer " + issuer.token(scope="tasks", exp=None),
+        # NumericDate is a JSON number (RFC 7519 §2); PyJWT alone takes int() of a string.
+        "string-exp": "Bearer " + issuer.token(scope="tasks", exp="9999999999"),
+        "string-nbf": "Bearer " + issuer.token(scope="tasks", nbf="0"),
+        "string-iat": "Bearer " + issuer.token(scope="tasks", iat="0"),
+        "boolean-exp": "Bearer " + issuer.token(scope="tasks", exp=True),
         "bad-signature": "Bearer "
         + jwt.encode(forged, stranger, algorithm="RS256", headers={"kid": "k1"}),
         "alg-none": "Bearer " + unsigned({"alg": "none", "typ": "JWT", "kid": "k1"}, forged),
@@ -207,6 +212,11 @@ async def test_every_bad_credential_is_a_401_with_every_challenge(
         "The token is not meant for this agent"
     )
     assert 'error="invalid_request"' in answers["huge"][0].headers["www-authenticate"]
+    for name in ("string-exp", "string-nbf", "string-iat", "boolean-exp"):
+        assert 'error="invalid_token"' in answers[name][0].headers["www-authenticate"]
+    assert answers["string-exp"][0].json()["error"]["message"] == (
+        "The token's 'exp' claim is not a number"
+    )
     assert "error=" not in missing[0].headers["www-authenticate"]
     assert repeated.status_code == 401
     assert 'error="invalid_request"' in repeated.headers["www-authenticate"]
@@ -502,3 +512,132 @@ async def test_concurrent_first_requests_share_one_jwks_fetch(
                 tg.start_soon(one)
     assert statuses == [200] * 8
     assert issuer.jwks_hits == 1
+
+
+async def test_a_dripping_jwks_holds_no_caller_past_the_fetch_deadline(
+    harness: Harness, issuer: Issuer
+) -> None:
+    """A key server that sends its answer a byte at a time: each of 11 JWT callers gets
+    its 401 within the one fetch's deadline (5 s by default; the fetch that never ends is
+    abandoned there), one fetch at a time; an API-key caller is served meanwhile."""
+    issuer.drip = 0.5
+    server = A2AServer(who, card=secured_card(), authenticators=verifiers(issuer))
+    token = bearer(issuer.token(scope="tasks"))
+    waits: list[tuple[int, float]] = []
+    async with harness.serve(server, timeout=60) as live:
+
+        async def jwt_caller() -> None:
+            started = anyio.current_time()
+            reply = await live.post_rpc("ListTasks", {}, headers=token)
+            waits.append((reply.status_code, anyio.current_time() - started))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(10):
+                tg.start_soon(jwt_caller)
+            await anyio.sleep(1)
+            tg.start_soon(jwt_caller)  # the next one, while the fetch drips
+            started = anyio.current_time()
+            by_key = await live.post_rpc("ListTasks", {}, headers={"x-api-key": "k-carol"})
+            key_wait = anyio.current_time() - started
+        # Until the retry interval passes, a caller is refused without another fetch.
+        again = await live.post_rpc("ListTasks", {}, headers=token)
+    assert [status for status, _ in waits] == [401] * 11
+    assert max(wait for _, wait in waits) < 12
+    assert by_key.status_code == 200 and key_wait < 2
+    assert again.status_code == 401
+    assert again.json()["error"]["message"] == "The issuer's keys are unavailable"
+    assert issuer.jwks_hits == 1
+
+
+async def test_stale_keys_serve_while_their_refresh_drips(harness: Harness, issuer: Issuer) -> None:
+    """Keys past their max_age are refreshed by one caller; the others use the keys they
+    have, and the refreshing caller too once its fetch is abandoned."""
+    server = A2AServer(
+        who, card=secured_card(), authenticators=verifiers(issuer, max_age=0, timeout=2)
+    )
+    waits: list[tuple[int, float]] = []
+    async with harness.serve(server, timeout=60) as live:
+        first = await live.post_rpc(
+            "ListTasks", {}, headers=bearer(issuer.token(scope="tasks"))
+        )
+        issuer.drip = 0.5
+
+        async def caller(name: str) -> None:
+            # A token of its own: a token verified before is remembered, keys unread.
+            token = bearer(issuer.token(name, scope="tasks"))
+            started = anyio.current_time()
+            reply = await live.post_rpc("ListTasks", {}, headers=token)
+            waits.append((reply.status_code, anyio.current_time() - started))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(10):
+                tg.start_soon(caller, f"user{i}")
+    assert first.status_code == 200
+    assert [status for status, _ in waits] == [200] * 10
+    slow = sorted(wait for _, wait in waits)
+    assert slow[-1] < 4  # the refreshing caller: its fetch's 2 s deadline
+    assert slow[-2] < 1.5  # the others did not wait for it
+    assert issuer.jwks_hits == 2
+
+
+@pytest.mark.interop
+async def test_a_secured_servers_signed_card_verifies_anonymously(
+    anywhere: Harness, issuer: Issuer
+) -> None:
+    """The card is public, so the JWKS its signature's ``jku`` names is too: a client
+    without credentials fetches both (same caching headers) and checks the signature with
+    the official SDK's verifier and with ours; everything else still asks for credentials.
+    (The card requires scopes: the SDK's canonical form drops a requirement without any,
+    and refuses such a card: docs/security.md.)"""
+    from a2a.client import A2ACardResolver
+    from a2a.utils.signing import create_signature_verifier
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from jwt import PyJWK
+
+    from a2a_core.protocol import ProtocolOptions
+    from a2a_core.signing import CardSigningKey, verify_agent_card
+
+    key = CardSigningKey.from_key(ec.generate_private_key(ec.SECP256R1()), kid="card-key")
+    server = A2AServer(
+        who,
+        card=msgspec.structs.replace(
+            secured_card(),
+            security_requirements=[
+                SecurityRequirement(schemes={"bearer": StringList(list=["tasks"])})
+            ],
+        ),
+        authenticators=verifiers(issuer),
+        base_url=anywhere.base_url,
+        protocol=ProtocolOptions(card_signing_key=key, jwks_path="/.well-known/jwks.json"),
+    )
+    async with anywhere.serve(server) as live:
+        card_reply = await live.client.get(live.url("/.well-known/agent-card.json"))
+        jku = json.loads(
+            base64.urlsafe_b64decode(card_reply.json()["signatures"][0]["protected"] + "==")
+        )["jku"]
+        jwks_reply = await live.client.get(jku)
+        revalidated = await live.client.get(
+            jku, headers={"if-none-match": jwks_reply.headers["etag"]}
+        )
+        head = await live.client.head(jku)
+        anonymous_send = await live.post_rpc("SendMessage", send_params())
+        jwks = jwks_reply.json()
+
+        def key_provider(kid: str | None, url: str | None) -> PyJWK:
+            assert url == jku
+            return PyJWK({k["kid"]: k for k in jwks["keys"]}[kid])
+
+        verifier = create_signature_verifier(key_provider, ["ES256"])
+        resolver = A2ACardResolver(live.client, live.url(""))
+        sdk_card = await resolver.get_agent_card(signature_verifier=verifier)
+    assert jku == live.url("/.well-known/jwks.json")
+    assert jwks_reply.status_code == 200
+    assert jwks_reply.headers["content-type"] == "application/jwk-set+json"
+    for name in ("cache-control", "last-modified"):
+        assert jwks_reply.headers[name] == card_reply.headers[name]
+    assert revalidated.status_code == 304
+    assert head.status_code == 200 and head.content == b""
+    assert jwks == {"keys": [key.public_jwk]}
+    assert sdk_card.name == card_reply.json()["name"]
+    assert verify_agent_card(card_reply.content, {"card-key": key}).name == sdk_card.name
+    assert anonymous_send.status_code == 401

@@ -637,6 +637,7 @@ async def test_health_and_its_route(harness: Harness) -> None:
     server = A2AServer(echo, card=make_card(push=True))
     down = await server.check_health()
     assert not down.ok and down.status == 503
+    assert ("retry-after", "5") in down.headers
     assert down.checks["server"] == "not running"
     async with harness.serve(server, health_path="/healthz") as live:
         response = await live.client.get(live.url("/healthz"))
@@ -653,6 +654,7 @@ async def test_health_and_its_route(harness: Harness) -> None:
         }
         assert response.headers["content-type"].startswith("application/json")
         assert response.headers["cache-control"] == "no-store"
+        assert "retry-after" not in response.headers
 
 
 # --- free when unused -------------------------------------------------------------------------

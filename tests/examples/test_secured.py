@@ -16,11 +16,15 @@ from typing import Any
 import httpx
 import jwt
 import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
+from a2a_core.signing import verify_agent_card
 from examples.test_examples import ADAPTERS, CARD_PATH, EXAMPLES, free_port
 from helpers.auth import public_jwk, rsa_key
 
 KEY = rsa_key()
+SIGNING_KEY = ec.generate_private_key(ec.SECP256R1())
 AUDIENCE = "https://secured.test"
 
 
@@ -59,6 +63,9 @@ def agent(request: pytest.FixtureRequest, jwks_url: str, tmp_path_factory: Any) 
     command = [sys.executable, str(EXAMPLES / "secured.py"), "--adapter", str(request.param)]
     command += ["--host", "127.0.0.1", "--port", str(port), "--jwks-url", jwks_url]
     command += ["--issuer", "https://issuer.test", "--audience", AUDIENCE, "--api-key", "k-123"]
+    signing_key = log.parent / "card-key.pem"
+    signing_key.write_bytes(signing_key_pem())
+    command += ["--signing-key", str(signing_key)]
     with log.open("wb") as out:
         process = subprocess.Popen(command, cwd=EXAMPLES.parent, stdout=out, stderr=out)
     try:
@@ -79,6 +86,13 @@ def agent(request: pytest.FixtureRequest, jwks_url: str, tmp_path_factory: Any) 
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def signing_key_pem() -> bytes:
+    """The card signing key, as the PEM file ``--signing-key`` reads."""
+    return SIGNING_KEY.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
 
 
 def token(sub: str) -> str:
@@ -119,3 +133,15 @@ def test_secured_example(agent: str) -> None:
     assert bob_get.json()["error"]["code"] == -32001
     assert bob_list.json()["result"]["totalSize"] == 0
     assert alice_list.json()["result"]["totalSize"] == 1
+
+
+def test_the_signed_card_verifies_without_credentials(agent: str) -> None:
+    """The card and the JWKS its signature names are public; the rest asks for
+    credentials."""
+    card = httpx.get(agent + CARD_PATH)
+    jwks = httpx.get(agent + "/.well-known/jwks.json")
+    assert jwks.status_code == 200
+    assert jwks.headers["cache-control"] == card.headers["cache-control"]
+    keys = {k["kid"]: k for k in jwks.json()["keys"]}
+    assert verify_agent_card(card.content, keys).name == "Secured echo"
+    assert send(agent).status_code == 401

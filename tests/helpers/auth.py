@@ -3,6 +3,7 @@ introspection) served on 127.0.0.1, tokens signed on demand, good and bad."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hashlib
@@ -69,6 +70,9 @@ class Issuer:
     jwks_hits: int = 0
     introspection_hits: int = 0
     opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Seconds between the bytes of a JWKS or introspection answer that never ends (a slow
+    #: or hostile key server); ``None``: answer at once.
+    drip: float | None = None
 
     @property
     def jwks_url(self) -> str:
@@ -103,8 +107,21 @@ class Issuer:
         return jwt.encode(self.claims(sub, **extra), key, algorithm=alg, headers={"kid": kid})
 
     def app(self) -> web.Application:
-        async def jwks(request: web.Request) -> web.Response:
+        async def dripping(request: web.Request) -> web.StreamResponse:
+            assert self.drip is not None
+            response = web.StreamResponse(headers={"content-type": "application/json"})
+            response.content_length = 100_000
+            await response.prepare(request)
+            with contextlib.suppress(ConnectionError):
+                while True:  # until the client gives up
+                    await response.write(b" ")
+                    await asyncio.sleep(self.drip)
+            return response
+
+        async def jwks(request: web.Request) -> web.StreamResponse:
             self.jwks_hits += 1
+            if self.drip is not None:
+                return await dripping(request)
             keys = [public_jwk(self.keys[kid], kid) for kid in self.published]
             return web.json_response({"keys": keys})
 
@@ -117,8 +134,10 @@ class Issuer:
                 }
             )
 
-        async def introspect(request: web.Request) -> web.Response:
+        async def introspect(request: web.Request) -> web.StreamResponse:
             self.introspection_hits += 1
+            if self.drip is not None:
+                return await dripping(request)
             form = await request.post()
             if (
                 request.headers.get("authorization")
@@ -142,7 +161,9 @@ async def serve_issuer(issuer: Issuer | None = None) -> AsyncIterator[Issuer]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     issuer.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    runner = web.AppRunner(issuer.app(), access_log=None)
+    # handler_cancellation: a client that gives up on a dripping answer ends its handler
+    # at once (else it would run on until its next write fails).
+    runner = web.AppRunner(issuer.app(), access_log=None, handler_cancellation=True)
     await runner.setup()
     try:
         await web.SockSite(runner, sock).start()

@@ -11,7 +11,14 @@ import pytest
 from redis.asyncio import Redis
 from redis_harness import Receiver
 
-from a2a_core.server import A2AServer, PushOptions, PushTarget, TaskContext, WebhookPushSender
+from a2a_core.server import (
+    A2AServer,
+    PushOptions,
+    PushTarget,
+    TaskContext,
+    WebhookPolicy,
+    WebhookPushSender,
+)
 from a2a_core.server.backends import PushConfigLimitError
 from a2a_core.types import (
     StreamResponse,
@@ -82,7 +89,7 @@ async def test_config_store_is_shared_and_keeps_the_rules(
 async def _worker(
     redis: Redis, prefix: str, name: str, **options: float
 ) -> AsyncIterator[PushWorker]:
-    async with WebhookPushSender(allow_hosts=["127.0.0.1/32"], retries=0) as sender:
+    async with WebhookPushSender(policy=WebhookPolicy(("127.0.0.1/32",)), retries=0) as sender:
         worker = PushWorker(redis, sender, prefix=prefix, consumer=name, **options)  # type: ignore[arg-type]
         async with anyio.create_task_group() as group:
             await group.start(worker.run)

@@ -19,6 +19,7 @@ from a2a_core.server import (
     PushOptions,
     PushSecretCipher,
     PushTarget,
+    WebhookPolicy,
     WebhookPushSender,
     redact_push_config,
 )
@@ -125,7 +126,7 @@ async def test_rotation_encrypts_configs_stored_in_clear(redis: Redis, prefix: s
 async def worker(
     redis: Redis, prefix: str, cipher: PushSecretCipher | None
 ) -> AsyncIterator[PushWorker]:
-    async with WebhookPushSender(allow_hosts=["127.0.0.1/32"], retries=0) as sender:
+    async with WebhookPushSender(policy=WebhookPolicy(("127.0.0.1/32",)), retries=0) as sender:
         one = PushWorker(redis, sender, prefix=prefix, consumer="one", cipher=cipher)
         async with anyio.create_task_group() as group:
             await group.start(one.run)

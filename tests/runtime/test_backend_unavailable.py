@@ -129,6 +129,7 @@ async def test_a_store_outage_is_a_clear_retryable_error_logged_once(
             assert error["data"][0]["reason"] == "INTERNAL"
         rest = await server.handle(client.request("GET", f"/tasks/{kept['id']}"))
         assert rest.status == 503
+        assert ("retry-after", "5") in rest.headers
         assert b"Task store unavailable" in rest.body and b"refused" not in rest.body
         card = await server.handle(client.request("GET", "/.well-known/agent-card.json"))
         assert card.status == 200

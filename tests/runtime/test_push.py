@@ -27,7 +27,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from a2a_core import codec
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server import PushTarget, WebhookPushSender
+from a2a_core.server import PushOptions, PushTarget, WebhookPolicy, WebhookPushSender
 from a2a_core.server._memory_push import InMemoryPushConfigStore, PushConfigLimitError
 from a2a_core.server._webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.server.observe import NoOpObservation, NoOpObserver, PushObservation
@@ -200,7 +200,7 @@ def script(*statuses: int) -> Answer:
 
 def sender(**options: Any) -> WebhookPushSender:
     """A sender allowed to reach the receiver, with recorded sleeps unless given."""
-    options.setdefault("allow_hosts", ["127.0.0.1"])
+    options.setdefault("policy", WebhookPolicy(("127.0.0.1",)))
     options.setdefault("sleep", RecordingSleep())
     return WebhookPushSender(**options)
 
@@ -466,8 +466,21 @@ def test_check_allow_options(
 def test_allow_hosts_must_be_a_collection_not_a_string() -> None:
     with pytest.raises(TypeError):
         check_webhook_url("http://127.0.0.1/", allow_hosts="127.0.0.1")
-    with pytest.raises(TypeError):
-        WebhookPushSender(allow_hosts="127.0.0.1")
+    for hosts in ("127.0.0.1", [""], [" "], [1], 5):
+        with pytest.raises(ValueError, match="allow_hosts"):
+            WebhookPolicy(hosts)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="allow_hosts"):
+            PushOptions(allow_hosts=hosts)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="allow_private"):
+        WebhookPolicy(allow_private="yes")  # type: ignore[arg-type]
+
+
+def test_the_old_spelling_of_a_senders_policy_still_works_with_a_warning() -> None:
+    with pytest.warns(DeprecationWarning, match="policy"):
+        old = WebhookPushSender(allow_hosts=["hooks.internal"], allow_private=True)
+    assert old.policy == WebhookPolicy(("hooks.internal",), allow_private=True)
+    with pytest.raises(ValueError, match="give policy"):
+        WebhookPushSender(policy=WebhookPolicy(), allow_private=True)
 
 
 # --- delivery: bodies and headers ----------------------------------------------------------
@@ -948,7 +961,7 @@ async def test_every_attempt_resolves_again() -> None:
         return httpx.Response(503)
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(answer))
-    async with client, sender(client=client, resolve=dns, allow_hosts=()) as push:
+    async with client, sender(client=client, resolve=dns, policy=WebhookPolicy()) as push:
         await push.deliver([target("http://hooks.example/h")], status_event(), TASK)
     assert (push.refused, push.failed, push.delivered) == (1, 0, 0)
     assert len(dns.lookups) == 2
@@ -970,7 +983,9 @@ async def test_allowed_hostname_is_not_resolved_by_the_guard() -> None:
     net, dns = NoNetwork(), FakeDns()
     async with (
         net.client,
-        WebhookPushSender(client=net.client, resolve=dns, allow_hosts=["hooks.internal"]) as push,
+        WebhookPushSender(
+            client=net.client, resolve=dns, policy=WebhookPolicy(("hooks.internal",))
+        ) as push,
     ):
         await push.deliver([target("http://hooks.internal/h")], status_event(), TASK)
     assert push.delivered == 1
@@ -984,7 +999,9 @@ async def test_allow_private_reaches_private_but_not_metadata() -> None:
     dns = FakeDns({"lan.example": ["192.168.1.20"], "meta.example": ["169.254.169.254"]})
     async with (
         net.client,
-        WebhookPushSender(client=net.client, resolve=dns, allow_private=True) as push,
+        WebhookPushSender(
+            client=net.client, resolve=dns, policy=WebhookPolicy(allow_private=True)
+        ) as push,
     ):
         await push.deliver(
             [
@@ -1029,3 +1046,23 @@ async def test_logs_never_show_credentials(caplog: pytest.LogCaptureFixture) -> 
     assert any("10.0.0.1" in m for m in messages)
     assert not [m for m in messages if "secret" in m]
     assert not [r for r in caplog.records if r.exc_info]
+
+
+def test_a_server_and_its_sender_guard_with_one_policy() -> None:
+    """A sender given to a server without a policy takes the server's; one with another
+    policy is refused when the server is built, naming where to set it."""
+    from a2a_core.server import A2AServer, InMemoryBackend
+    from helpers.a2a_client import make_card
+
+    async def echo(ctx: Any) -> str:
+        return "hi"
+
+    push = PushOptions(allow_hosts=["hooks.internal"])
+    given = WebhookPushSender()
+    A2AServer(echo, card=make_card(), push=push, backend=InMemoryBackend(push_sender=given))
+    assert given.policy is push.webhook_policy
+    same = WebhookPushSender(policy=WebhookPolicy(("hooks.internal",)))
+    A2AServer(echo, card=make_card(), push=push, backend=InMemoryBackend(push_sender=same))
+    other = WebhookPushSender(policy=WebhookPolicy(allow_private=True))
+    with pytest.raises(ValueError, match=r"differs from the server's.*PushOptions"):
+        A2AServer(echo, card=make_card(), push=push, backend=InMemoryBackend(push_sender=other))

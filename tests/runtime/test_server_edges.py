@@ -69,7 +69,7 @@ async def test_last_event_id_replays_after_the_task_finished() -> None:
 
 async def test_a_bounded_backend_drops_logs_and_webhooks_of_evicted_tasks() -> None:
     now = [0.0]
-    backend = InMemoryBackend(ttl=10.0, clock=lambda: now[0])
+    backend = InMemoryBackend(task_ttl=10.0, clock=lambda: now[0])
     server = A2AServer(echo, card=make_card(push=True), backend=backend)
     async with server:
         client = Client(server)

@@ -114,6 +114,7 @@ async def test_calls_during_shutdown_are_refused_and_the_card_still_served() -> 
                 release.set()
     assert rpc["code"] == new["code"] == -32050
     assert isinstance(rest, HttpResponse) and rest.status == 503
+    assert ("retry-after", "5") in rest.headers
     assert json.loads(rest.body)["error"]["status"] == "UNAVAILABLE"
     assert isinstance(card, HttpResponse) and card.status == 200
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from aiohttp import HttpVersion11, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from a2a_core.http import Headers, HttpRequest, SseResponse, content_length_exceeds
 from a2a_core.server import A2AServer
@@ -161,6 +163,27 @@ async def _stream(request: web.Request, response: SseResponse) -> web.StreamResp
     return out
 
 
+class _OneLineForBadRequests(logging.Filter):
+    """aiohttp logs a request it cannot parse (a header too long, a NUL byte) with a full
+    traceback at ERROR, so a client could fill the logs with them: one line at INFO says
+    the same (the client still gets aiohttp's 400 and the connection is closed)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            said = record.getMessage()  # "Error handling request from <peer>"
+            record.msg = "%s: %d %s"
+            # The message may quote what the client sent: a bounded part of it.
+            record.args = (said, exc.code, str(exc.message)[:200])
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+_BAD_REQUEST_FILTER = _OneLineForBadRequests()
+
+
 def _cleanup_ctx(server: A2AServer) -> Any:
     async def run(app: web.Application) -> AsyncIterator[None]:
         async with server:
@@ -207,6 +230,8 @@ def add_routes(
     app.router.add_route("*", path, catch_all.handle, expect_handler=catch_all.expect)
     app.cleanup_ctx.append(_cleanup_ctx(server))
     app.on_shutdown.append(_on_shutdown(server))
+    # aiohttp's request handlers log to this logger unless given another (AppRunner(logger=)).
+    logging.getLogger("aiohttp.server").addFilter(_BAD_REQUEST_FILTER)
 
 
 def a2a_subapp(server: A2AServer, *, trust_host_header: bool = False) -> web.Application:
@@ -222,11 +247,6 @@ def health_handler(server: A2AServer) -> Any:
 
     async def health(request: web.Request) -> web.Response:
         health = await server.check_health()
-        return web.Response(
-            body=health.body(),
-            status=health.status,
-            content_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
+        return web.Response(body=health.body(), status=health.status, headers=health.headers)
 
     return health

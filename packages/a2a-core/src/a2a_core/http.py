@@ -4,6 +4,7 @@ The public face of ``a2a_core.http``: import these names from here.
 """
 
 from a2a_core._protocol.http import (
+    RETRY_AFTER_SECONDS,
     Headers,
     HttpRequest,
     HttpResponse,
@@ -12,6 +13,7 @@ from a2a_core._protocol.http import (
 )
 
 __all__ = [
+    "RETRY_AFTER_SECONDS",
     "Headers",
     "HttpRequest",
     "HttpResponse",

@@ -248,11 +248,7 @@ class RedisBackend:
             self.push_queue.observer = server.observer
             worker: PushWorker | None = None
             if server.push_enabled:
-                sender = WebhookPushSender(
-                    allow_hosts=server.push_allow_hosts,
-                    allow_private=server.push_allow_private,
-                    observer=server.observer,
-                )
+                sender = WebhookPushSender(policy=server.webhook_policy, observer=server.observer)
                 await stack.enter_async_context(sender)
                 worker = PushWorker(
                     self.redis,

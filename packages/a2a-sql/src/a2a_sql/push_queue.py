@@ -324,10 +324,7 @@ class SqlPushQueue:
         settings = self.settings
         options: dict[str, Any] = {"workers": settings.max_in_flight, **settings.webhook}
         sender = WebhookPushSender(
-            allow_hosts=server.push_allow_hosts,
-            allow_private=server.push_allow_private,
-            observer=server.observer,
-            **options,
+            policy=server.webhook_policy, observer=server.observer, **options
         )
         _check_skip_locked(self.engine.dialect)
         if self.engine.dialect.name == "sqlite":

@@ -333,11 +333,6 @@ def health_route(server: A2AServer, path: str = "/healthz") -> Route:
 
     async def health(request: Request) -> Response:
         health = await server.check_health()
-        return Response(
-            health.body(),
-            status_code=health.status,
-            media_type="application/json",
-            headers={"Cache-Control": "no-store"},
-        )
+        return Response(health.body(), status_code=health.status, headers=dict(health.headers))
 
     return Route(path, health, methods=["GET"])

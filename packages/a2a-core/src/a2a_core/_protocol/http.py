@@ -11,14 +11,26 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 from urllib.parse import parse_qsl
 
 import msgspec
 
 from a2a_core._protocol.refusal import Refusal
 
-__all__ = ["Headers", "HttpRequest", "HttpResponse", "SseResponse", "content_length_exceeds"]
+__all__ = [
+    "RETRY_AFTER_SECONDS",
+    "Headers",
+    "HttpRequest",
+    "HttpResponse",
+    "SseResponse",
+    "content_length_exceeds",
+]
+
+#: The ``Retry-After`` every 503 carries (a store outage, a server stopping, a readiness
+#: check failing): long enough for a restart or a fail-over, short enough for a client
+#: that waits for it.
+RETRY_AFTER_SECONDS: Final = 5
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

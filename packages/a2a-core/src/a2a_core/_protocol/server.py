@@ -290,11 +290,6 @@ class ServerProtocol:
         # The JWKS path when one is served (`AgentCardPublisher.matches_jwks_path`), read
         # on every request: a comparison here, not a call.
         self._jwks_path: str | None = None
-        #: The paths served to anyone, without credentials (the public card), for a server
-        #: that checks credentials before the request reaches `receive_request`.
-        self.public_paths: frozenset[str] = frozenset(
-            () if self.card_path is None else (self.card_path,)
-        )
 
         served: list[ServedInterface] = []
         # REST at the mount root is published as the base URL itself, without a trailing slash,
@@ -345,6 +340,13 @@ class ServerProtocol:
         )
         if self.card_publisher.matches_jwks_path(self.card_publisher.options.jwks_path or ""):
             self._jwks_path = self.card_publisher.options.jwks_path
+        #: The paths served to anyone, without credentials, for a server that checks
+        #: credentials before the request reaches `receive_request`: the public card, and
+        #: the JWKS its signatures' ``jku`` names (a client checks the card before it knows
+        #: how to authenticate).
+        self.public_paths: frozenset[str] = frozenset(
+            p for p in (self.card_path, self._jwks_path) if p is not None
+        )
 
     def sign_card(self, card: AgentCard, base_url: str | None = None) -> AgentCard:
         """``card`` signed with ``options.card_signing_key`` (as is without one): for the

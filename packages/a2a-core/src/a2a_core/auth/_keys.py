@@ -29,6 +29,7 @@ __all__ = [
     "KeySource",
     "StaticKeys",
     "fetch_json",
+    "request_json",
     "scopes_of",
 ]
 
@@ -54,16 +55,46 @@ async def fetch_json(
     url: str, *, timeout: float, transport: httpx.AsyncBaseTransport | None = None
 ) -> Any:
     """GET a JSON document (a JWKS, discovery metadata), bounded in time and size."""
-    async with (
-        httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=False) as client,
-        client.stream("GET", url, headers={"accept": "application/json"}) as response,
-    ):
-        response.raise_for_status()
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > MAX_DOCUMENT_BYTES:
-                raise ValueError(f"{url}: document over {MAX_DOCUMENT_BYTES} bytes")
+    return await request_json("GET", url, timeout=timeout, transport=transport)
+
+
+async def request_json(
+    method: str,
+    url: str,
+    *,
+    timeout: float,
+    transport: httpx.AsyncBaseTransport | None = None,
+    data: Mapping[str, str] | None = None,
+    auth: tuple[str, str] | None = None,
+) -> Any:
+    """One request for a JSON document, answered within ``timeout`` seconds in all.
+
+    httpx's timeout bounds each read, so a server that sends a byte now and then would
+    hold the caller for ever: the deadline here covers connect, headers and the whole
+    body. A body over `MAX_DOCUMENT_BYTES` is refused unread when its ``Content-Length``
+    says so, and as soon as it grows past the limit otherwise. Raises `TimeoutError`,
+    `ValueError` (too big, not JSON) or an `httpx.HTTPError`."""
+    try:
+        with anyio.fail_after(timeout):
+            async with (
+                httpx.AsyncClient(
+                    timeout=timeout, transport=transport, follow_redirects=False
+                ) as client,
+                client.stream(
+                    method, url, data=data, auth=auth, headers={"accept": "application/json"}
+                ) as response,
+            ):
+                response.raise_for_status()
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > MAX_DOCUMENT_BYTES:
+                    raise ValueError(f"{url}: document over {MAX_DOCUMENT_BYTES} bytes")
+                body = bytearray()
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_DOCUMENT_BYTES:
+                        raise ValueError(f"{url}: document over {MAX_DOCUMENT_BYTES} bytes")
+    except TimeoutError:
+        raise TimeoutError(f"{url}: no complete answer within {timeout:g} s") from None
     return httpx.Response(200, content=bytes(body)).json()
 
 
@@ -172,8 +203,11 @@ class Jwks:
     Fetched at first use and again after ``max_age`` seconds; a token whose ``kid`` is not
     in the cached set triggers a fetch (key rotation), but at most one per
     ``min_refresh_interval`` seconds, so tokens with made-up kids cannot make the server
-    hammer the issuer. Concurrent requests share one fetch. A failed fetch keeps the keys
-    it had (and is logged: a warning, the token answered 401)."""
+    hammer the issuer. Concurrent requests share one fetch, and a fetch ends within
+    ``timeout`` seconds (connect, headers and body: `request_json`), so no caller waits
+    longer than that on another's; while stale keys are refreshed, the other callers use
+    them. A failed fetch keeps the keys it had (and is logged: a warning, the token
+    answered 401), and the next waits ``min_refresh_interval``."""
 
     def __init__(
         self,
@@ -201,10 +235,17 @@ class Jwks:
     async def key(self, kid: str | None, algorithm: str) -> jwt.PyJWK:
         """The key for ``kid``, fetching the set when stale or when ``kid`` is new."""
         fetched = self._fetched_at
-        if fetched is None or time.monotonic() - fetched > self.max_age:
+        tried = fetched is None or (
+            # Stale keys are still the issuer's keys: while another caller refreshes them
+            # (a slow key server), the others go on with the set they have.
+            time.monotonic() - fetched > self.max_age and not self._lock.locked()
+        )
+        if tried:
             await self._refresh(self._generation, on_unknown_kid=False)
         found = self._ring.find(kid, algorithm)
-        if found is None and self._may_refresh():
+        # An unknown kid asks for the set again, unless this call just did (or waited for
+        # another's attempt): one fetch per caller at most, so one deadline.
+        if found is None and not tried and self._may_refresh():
             await self._refresh(self._generation, on_unknown_kid=True)
             found = self._ring.find(kid, algorithm)
         if found is None:

@@ -48,6 +48,8 @@ __all__ = [
     "scopes_of",
 ]
 
+#: The claims that are dates (RFC 7519 §4.1.4-6), which must be JSON numbers.
+_NUMERIC_DATES: Final = ("exp", "nbf", "iat")
 _REASONS: Final[tuple[tuple[type[Exception], str], ...]] = (
     (jwt.ExpiredSignatureError, "The token has expired"),
     (jwt.ImmatureSignatureError, "The token is not valid yet"),
@@ -179,6 +181,11 @@ class JwtBearer:
         except jwt.InvalidTokenError as exc:
             message = next((m for t, m in _REASONS if isinstance(exc, t)), "Invalid token")
             raise CredentialsRejected(message) from None
+        for name in _NUMERIC_DATES:
+            # PyJWT takes int("9999999999") for a date; RFC 7519 §2 NumericDate is a number.
+            value = claims.get(name, 0)
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise CredentialsRejected(f"The token's {name!r} claim is not a number")
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject:
             raise CredentialsRejected("The token names no subject")

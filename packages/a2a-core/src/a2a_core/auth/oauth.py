@@ -21,7 +21,7 @@ import anyio
 import httpx
 
 from a2a_core._protocol.security import AuthenticatedIdentity, CredentialsRejected, SchemeSpec
-from a2a_core.auth._keys import Jwks, fetch_json, scopes_of
+from a2a_core.auth._keys import Jwks, fetch_json, request_json, scopes_of
 
 __all__ = ["Discovery", "IssuerMetadata", "TokenIntrospection"]
 
@@ -98,6 +98,8 @@ class Discovery:
 
 
 _CACHE_SIZE: Final = 10_000
+#: Seconds between two warnings that introspection questions were refused.
+_REFUSAL_LOG_INTERVAL: Final = 30.0
 
 
 class TokenIntrospection:
@@ -110,6 +112,11 @@ class TokenIntrospection:
         max_cache_seconds: An active answer is cached until the token's ``exp``, and at most
             this long (a revoked token is then noticed within it).
         cache_size: Most answers cached (the least recently used go first).
+        timeout: Seconds for one question to the endpoint, the whole answer included.
+        max_concurrent: Most questions open at once; a token that would be one more is
+            refused at once (401, and a warning at most every 30 s), so that a slow
+            endpoint and a client sending many made-up tokens cost the server a bounded
+            number of waiting requests.
     """
 
     def __init__(
@@ -122,8 +129,11 @@ class TokenIntrospection:
         max_cache_seconds: float = 300.0,
         cache_size: int = _CACHE_SIZE,
         timeout: float = 5.0,
+        max_concurrent: int = 8,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
+        if max_concurrent < 1:
+            raise ValueError(f"max_concurrent must be at least 1, not {max_concurrent}")
         self.client_id = client_id
         self.client_secret = client_secret
         self.endpoint = endpoint
@@ -131,7 +141,10 @@ class TokenIntrospection:
         self.max_cache_seconds = max_cache_seconds
         self.cache_size = cache_size
         self.timeout = timeout
+        self.max_concurrent = max_concurrent
         self.transport = transport
+        self._open = 0
+        self._refused_logged_at = -_REFUSAL_LOG_INTERVAL
         self._cache: collections.OrderedDict[bytes, tuple[float, dict[str, Any]]] = (
             collections.OrderedDict()
         )
@@ -164,20 +177,32 @@ class TokenIntrospection:
             endpoint = (await discovery.metadata()).introspection_endpoint
         if endpoint is None:
             raise CredentialsRejected("The token issuer offers no introspection")
-        self.requests += 1
-        try:
-            async with httpx.AsyncClient(timeout=self.timeout, transport=self.transport) as client:
-                response = await client.post(
+        if self._open >= self.max_concurrent:
+            now = time.monotonic()
+            if now - self._refused_logged_at >= _REFUSAL_LOG_INTERVAL:
+                self._refused_logged_at = now
+                logger.warning(
+                    "token introspection at %s: %d questions open, refusing more",
                     endpoint,
-                    data={"token": token, "token_type_hint": "access_token"},
-                    auth=(self.client_id, self.client_secret),
-                    headers={"accept": "application/json"},
+                    self._open,
                 )
-                response.raise_for_status()
-                answer = response.json()
+            raise CredentialsRejected("The token could not be verified")
+        self.requests += 1
+        self._open += 1
+        try:
+            answer = await request_json(
+                "POST",
+                endpoint,
+                timeout=self.timeout,
+                transport=self.transport,
+                data={"token": token, "token_type_hint": "access_token"},
+                auth=(self.client_id, self.client_secret),
+            )
         except Exception as exc:
             logger.warning("token introspection at %s failed: %s", endpoint, exc)
             raise CredentialsRejected("The token could not be verified") from None
+        finally:
+            self._open -= 1
         if not isinstance(answer, dict):
             raise CredentialsRejected("The token could not be verified")
         return answer

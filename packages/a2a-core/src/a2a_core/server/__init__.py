@@ -28,6 +28,7 @@ from a2a_core.server._store import (
     TaskQuery,
     TaskStore,
 )
+from a2a_core.server._webhook_guard import WebhookPolicy
 
 __all__ = [
     "ANONYMOUS_OWNER",
@@ -70,6 +71,7 @@ __all__ = [
     "TaskQuery",
     "TaskStore",
     "TimestampExtension",
+    "WebhookPolicy",
     "WebhookPushSender",
     "owner_by_identity",
     "owner_key",

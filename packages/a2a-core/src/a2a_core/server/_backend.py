@@ -13,7 +13,9 @@ reaches into a store to wire that.
 
 from __future__ import annotations
 
+import enum
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Final, Protocol, TypeAlias
@@ -25,11 +27,21 @@ from a2a_core.server._memory_store import InMemoryTaskStore
 from a2a_core.server._push import PushConfigStore, PushSender
 from a2a_core.server._push_secrets import PushSecretCipher
 from a2a_core.server._store import TaskStore
+from a2a_core.server._webhook_guard import WebhookPolicy
 from a2a_core.server.observe import Observer
 
 __all__ = ["Backend", "InMemoryBackend", "ServerHandle", "Service"]
 
 _MiB: Final = 1 << 20
+
+
+class _Unset(enum.Enum):
+    """No value given (for a deprecated keyword)."""
+
+    UNSET = enum.auto()
+
+
+_UNSET: Final = _Unset.UNSET
 
 
 class ServerHandle(Protocol):
@@ -45,13 +57,9 @@ class ServerHandle(Protocol):
         ...
 
     @property
-    def push_allow_hosts(self) -> tuple[str, ...]:
-        """Webhook hosts allowed although private (the SSRF guard's exceptions)."""
-        ...
-
-    @property
-    def push_allow_private(self) -> bool:
-        """Whether webhooks may point at private addresses."""
+    def webhook_policy(self) -> WebhookPolicy:
+        """The SSRF guard's policy, which a backend's own push delivery must guard with
+        (``WebhookPushSender(policy=server.webhook_policy)``)."""
         ...
 
     @property
@@ -109,7 +117,8 @@ class Backend(Protocol):
 class InMemoryBackend:
     """The default backend: this process's memory, bounded in every part.
 
-    Terminal tasks are kept ``ttl`` seconds, at most ``max_terminal_tasks`` of them and at
+    Terminal tasks are kept ``task_ttl`` seconds (the name the Redis and SQL backends use;
+    ``ttl`` is its deprecated old name), at most ``max_terminal_tasks`` of them and at
     most ``max_terminal_bytes`` of them encoded (tasks still open are never evicted: the
     server's ``TaskLimits`` bound those); an evicted task takes its event log and push
     configs with it. Closed event logs are kept ``log_retention`` seconds (for
@@ -130,7 +139,7 @@ class InMemoryBackend:
     def __init__(
         self,
         *,
-        ttl: float | None = 3600.0,
+        task_ttl: float | None = 3600.0,
         max_terminal_tasks: int | None = 10_000,
         max_terminal_bytes: int | None = 128 * _MiB,
         log_retention: float | None = 3600.0,
@@ -140,7 +149,15 @@ class InMemoryBackend:
         push_sender: PushSender | None = None,
         push_secret_keys: Sequence[str | bytes] = (),
         clock: Callable[[], float] = time.monotonic,
+        ttl: float | _Unset | None = _UNSET,
     ) -> None:
+        if not isinstance(ttl, _Unset):
+            warnings.warn(
+                "InMemoryBackend(ttl=) is now task_ttl=, as on the Redis and SQL backends",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            task_ttl = ttl
         self._push_sender = push_sender
         self._event_log = InMemoryEventLog(
             retention=log_retention,
@@ -153,7 +170,7 @@ class InMemoryBackend:
             cipher=PushSecretCipher(push_secret_keys) if push_secret_keys else None,
         )
         self._store = InMemoryTaskStore(
-            ttl=ttl,
+            ttl=task_ttl,
             max_terminal_tasks=max_terminal_tasks,
             max_terminal_bytes=max_terminal_bytes,
             clock=clock,

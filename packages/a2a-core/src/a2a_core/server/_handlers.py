@@ -51,7 +51,7 @@ from a2a_core.server._runtime import Execution, Runtime
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import InvalidPageTokenError, StoredTask, TaskQuery
 from a2a_core.server._streams import EventHook, FirstEvent, StreamSource, stream_frames
-from a2a_core.server._webhook_guard import WebhookUrlRefusedError, check_webhook_url
+from a2a_core.server._webhook_guard import WebhookUrlRefusedError
 from a2a_core.server._writes import TaskWriter
 from a2a_core.server.observe import CallObservation, NoOpObservation
 from a2a_core.types import (
@@ -178,9 +178,8 @@ class ServerState:
 
     def check_webhook(self, url: str) -> None:
         """The static SSRF guard; a refusal is the client's InvalidParams."""
-        push = self.push
         try:
-            check_webhook_url(url, allow_hosts=push.allow_hosts, allow_private=push.allow_private)
+            self.push.webhook_policy.check_url(url)
         except WebhookUrlRefusedError as exc:
             raise InvalidParamsError(f"Webhook URL refused: {exc}") from None
 

@@ -4,7 +4,7 @@
 `HealthCheckingBackend`: the in-memory backend always answers, Redis sends a ``PING``, SQL a
 ``SELECT 1``), within a timeout, and adds what the server knows itself: whether it runs and
 whether its webhook sender does. The answer is a `Health`: ``ok``, one verdict per part,
-and the HTTP status and JSON body a route answers with (200 or 503), so that each
+and the HTTP status, headers and JSON body a route answers with (200 or 503), so that each
 framework's route is one line (see ``docs/observability.md``).
 """
 
@@ -17,11 +17,14 @@ from typing import Final, Protocol, runtime_checkable
 import anyio
 import msgspec
 
+from a2a_core._protocol.http import RETRY_AFTER_SECONDS
+
 __all__ = ["Health", "HealthCheckingBackend"]
 
 logger: Final = logging.getLogger("a2a_core.server")
 
 _ENCODER: Final = msgspec.json.Encoder()
+_HEADERS: Final = (("content-type", "application/json"), ("cache-control", "no-store"))
 
 
 @runtime_checkable
@@ -47,6 +50,13 @@ class Health(msgspec.Struct, frozen=True):
     def status(self) -> int:
         """The HTTP status a readiness route answers: 200, or 503 when not ok."""
         return 200 if self.ok else 503
+
+    @property
+    def headers(self) -> tuple[tuple[str, str], ...]:
+        """The headers of that answer: JSON, never cached, and ``Retry-After`` with a 503."""
+        if self.ok:
+            return _HEADERS
+        return (*_HEADERS, ("retry-after", str(RETRY_AFTER_SECONDS)))
 
     def body(self) -> bytes:
         """The JSON body of that answer: ``{"status": "ok"|"unavailable", "checks": {...}}``."""

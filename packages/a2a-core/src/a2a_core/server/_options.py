@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
+from a2a_core.server._webhook_guard import WebhookPolicy
+
 __all__ = ["DEFAULT_BACKLOG_LIMIT", "PushOptions", "StreamOptions"]
 
 #: How far (bytes of logged events) a stream may fall behind its task by default: far more
@@ -67,23 +69,26 @@ class PushOptions:
     on when the card declares them.
 
     Webhook URLs to loopback, private, link-local or non-http(s) targets are refused (the
-    SSRF guard), when a config is created and again at every delivery, unless allowed here.
+    SSRF guard), when a config is created and again at every delivery, unless allowed here:
+    ``allow_hosts`` and ``allow_private`` make the server's `WebhookPolicy`
+    (``webhook_policy``), the one both checks read, whoever sends the webhooks.
     """
 
     allow_hosts: Sequence[str] = ()
-    """Host names or addresses allowed although private (e.g. ``"127.0.0.1"`` for a test
+    """Host names or IP networks allowed although private (e.g. ``"127.0.0.1"`` for a test
     receiver, an internal service's name)."""
     allow_private: bool = False
-    """Allow every private, loopback and link-local address (a trusted network only)."""
+    """Allow the private networks (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), never
+    loopback or link-local (a trusted network only)."""
     reveal_secrets: bool = False
     """Answer Get, List and Create of push configs with their token and credentials (off:
     they are omitted; webhook deliveries carry them either way)."""
+    webhook_policy: WebhookPolicy = dataclasses.field(init=False, repr=False, compare=False)
+    """``allow_hosts`` and ``allow_private`` as one value, for the server and its sender."""
 
     def __post_init__(self) -> None:
-        hosts = self.allow_hosts
-        if isinstance(hosts, str) or not all(isinstance(h, str) and h for h in hosts):
-            raise ValueError(f"allow_hosts must be a sequence of host names, not {hosts!r}")
-        object.__setattr__(self, "allow_hosts", tuple(hosts))
-        for name in ("allow_private", "reveal_secrets"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be True or False, not {getattr(self, name)!r}")
+        if not isinstance(self.reveal_secrets, bool):
+            raise ValueError(f"reveal_secrets must be True or False, not {self.reveal_secrets!r}")
+        policy = WebhookPolicy(self.allow_hosts, self.allow_private)  # type: ignore[arg-type]
+        object.__setattr__(self, "allow_hosts", policy.allow_hosts)
+        object.__setattr__(self, "webhook_policy", policy)

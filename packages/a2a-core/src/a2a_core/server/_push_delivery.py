@@ -45,6 +45,7 @@ import logging
 import random
 import re
 import socket
+import warnings
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from contextlib import AsyncExitStack
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
 from ._webhook_guard import (
     AllowList,
     Webhook,
+    WebhookPolicy,
     WebhookUrlRefusedError,
     check_resolved,
     check_webhook_url,
@@ -96,6 +98,8 @@ _V0_3_CONTENT_TYPE: Final = "application/json"
 #: Receivers may answer with a body; read at most this much of it so the connection can be
 #: reused, and never buffer more whatever the receiver sends.
 _MAX_RESPONSE_BODY: Final = 64 * 1024
+#: The policy of a sender that was given none and runs beside no server: nothing private.
+_STRICT: Final = WebhookPolicy()
 #: Statuses worth another attempt: the receiver is overloaded, timed out, or broken for now.
 _RETRY_STATUSES: Final = frozenset({408, 429})
 #: An HTTP field value (RFC 9110 §5.5, without obs-text): header injection stops here.
@@ -173,8 +177,11 @@ class WebhookPushSender:
     - ``content_type`` of v1.0 bodies: ``"application/json"`` (what v1.0.0 shows and what
       every receiver accepts); ``"application/a2a+json"`` is what v1.0.1 specifies. v0.3
       bodies are always ``application/json``.
-    - ``allow_hosts``, ``allow_private``: the SSRF guard's exceptions, as in
-      :func:`check_webhook_url`; ``resolve`` looks hosts up (``anyio.getaddrinfo``).
+    - ``policy``: the SSRF guard's `WebhookPolicy`. Leave it out for a sender given to a
+      server: the server gives it its own (``PushOptions``), the one it checks configs
+      with, and refuses a sender whose policy differs; a sender on its own guards with
+      the strict default. (``allow_hosts`` and ``allow_private`` are its deprecated
+      spelling.) ``resolve`` looks hosts up (``anyio.getaddrinfo``).
     - ``observer``: told of each delivery, its attempts and outcome, and the queue's depth
       (:mod:`~a2a_core.server.observe`; a server sets its own on a sender it is given
       without one).
@@ -197,8 +204,9 @@ class WebhookPushSender:
         max_backoff: float = 30.0,
         jitter: float = 0.1,
         content_type: str = "application/json",
-        allow_hosts: Collection[str] = (),
-        allow_private: bool = False,
+        policy: WebhookPolicy | None = None,
+        allow_hosts: Collection[str] | None = None,
+        allow_private: bool | None = None,
         shutdown_timeout: float = 5.0,
         sleep: Sleep = anyio.sleep,
         resolve: Resolver = _getaddrinfo,
@@ -219,7 +227,20 @@ class WebhookPushSender:
         self._max_backoff = max_backoff
         self._jitter = jitter
         self._content_type = content_type
-        self._allow = AllowList.parse(allow_hosts, allow_private)
+        if allow_hosts is not None or allow_private is not None:
+            if policy is not None:
+                raise ValueError("give policy, or the deprecated allow_hosts/allow_private")
+            warnings.warn(
+                "WebhookPushSender(allow_hosts=, allow_private=) is deprecated: the server "
+                "gives its sender its own policy (PushOptions); else pass "
+                "policy=WebhookPolicy(...)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            policy = WebhookPolicy(tuple(allow_hosts or ()), bool(allow_private))
+        #: The SSRF guard's policy (see ``policy`` above); ``None``: not given, which a
+        #: server replaces with its own.
+        self.policy = policy
         self._shutdown_timeout = shutdown_timeout
         self._sleep = sleep
         self._resolve = resolve
@@ -241,6 +262,9 @@ class WebhookPushSender:
         self._refused = 0
         self._dropped = 0
         self._cancelled = 0
+
+    def _allow_list(self) -> AllowList:
+        return (self.policy or _STRICT).allow_list
 
     # --- counters ---
 
@@ -461,7 +485,7 @@ class WebhookPushSender:
             config = target.config
             task_id = config.task_id or (task.id if task is not None else "")
             try:
-                hook = parse_webhook(config.url, self._allow)
+                hook = parse_webhook(config.url, self._allow_list())
             except WebhookUrlRefusedError as exc:
                 self._refused += 1
                 logger.info("push to config %r of task %r refused: %s", config.id, task_id, exc)
@@ -651,7 +675,7 @@ class WebhookPushSender:
         if hook.trusted or hook.address is not None:
             return []  # a trusted name, or a literal address checked statically
         port = hook.url.port or (443 if hook.url.scheme == "https" else 80)
-        addresses = check_resolved(hook, await self._resolve(hook.host, port), self._allow)
+        addresses = check_resolved(hook, await self._resolve(hook.host, port), self._allow_list())
         if not addresses:
             raise OSError(f"{hook.host} has no address")
         # https keeps the name (for the certificate check); see the module docstring.

@@ -62,6 +62,7 @@ from a2a_core.server._shutdown import SHUTDOWN_TEXT, stop_executions
 from a2a_core.server._stopping import StoppableLog
 from a2a_core.server._storage import Storage
 from a2a_core.server._streams import StreamSource
+from a2a_core.server._webhook_guard import WebhookPolicy
 from a2a_core.server._writes import TaskWriter
 from a2a_core.server.observe import Observer
 from a2a_core.types import TERMINAL_STATES, AgentCard, TaskState
@@ -161,8 +162,10 @@ class A2AServer:
         #: Told what happens (see :mod:`~a2a_core.server.observe`); ``None``: nobody is.
         self.observer = observer
         push_sender = self.backend.push_sender
-        if observer is not None and isinstance(push_sender, WebhookPushSender):
-            push_sender.observer = push_sender.observer or observer
+        if isinstance(push_sender, WebhookPushSender):
+            if observer is not None:
+                push_sender.observer = push_sender.observer or observer
+            _share_webhook_policy(push_sender, self.push_options.webhook_policy)
         self._own_push_sender = push_sender is None and self.push_enabled
         self.storage = Storage(
             store=self.backend.store,
@@ -224,6 +227,12 @@ class A2AServer:
         return self.protocol.max_body_size
 
     # What a backend's services read of the server (`ServerHandle`).
+
+    @property
+    def webhook_policy(self) -> WebhookPolicy:
+        """The SSRF guard's policy (``PushOptions``), for every sender of this server's
+        webhooks (a backend's own included)."""
+        return self.push_options.webhook_policy
 
     @property
     def push_allow_hosts(self) -> tuple[str, ...]:
@@ -316,11 +325,7 @@ class A2AServer:
         try:
             if self._own_push_sender:
                 push = self.push_options
-                sender = WebhookPushSender(
-                    allow_hosts=push.allow_hosts,
-                    allow_private=push.allow_private,
-                    observer=self.observer,
-                )
+                sender = WebhookPushSender(policy=push.webhook_policy, observer=self.observer)
                 self.storage.push_sender = await stack.enter_async_context(sender)
             for service in self.services:
                 await stack.enter_async_context(service(self))
@@ -446,3 +451,17 @@ class A2AServer:
 def _internal_error_response() -> HttpResponse:
     body = b'{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}'
     return HttpResponse(500, (("content-type", "application/json"),), body)
+
+
+def _share_webhook_policy(sender: WebhookPushSender, policy: WebhookPolicy) -> None:
+    """A sender given to the server guards with the server's policy: it takes it when it
+    has none, and one of its own must be the same (else a URL accepted when its config
+    was created would be refused at delivery, or the other way round)."""
+    if sender.policy is None:
+        sender.policy = policy
+    elif sender.policy != policy:
+        raise ValueError(
+            f"the push sender's webhook policy {sender.policy!r} differs from the server's "
+            f"{policy!r}: set it once, in A2AServer(push=PushOptions(allow_hosts=..., "
+            "allow_private=...)), and give the sender none"
+        )

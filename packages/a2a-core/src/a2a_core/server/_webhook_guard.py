@@ -11,7 +11,9 @@ Pure and cheap: it parses and checks, and does no I/O (no DNS lookup, no connect
 - :func:`parse_webhook` is the same check, returning the parsed :class:`Webhook` that
   delivery sends to, and :func:`check_resolved` the check of the addresses a hostname
   resolved to at a delivery (every one must be allowed: DNS rebinding).
-- :class:`AllowList` holds the exceptions (``allow_hosts``, ``allow_private``).
+- :class:`WebhookPolicy` is the guard's one setting, read by the server (when a config is
+  created) and by the sender (at every delivery): its exceptions (``allow_hosts``,
+  ``allow_private``), parsed once into an :class:`AllowList`.
 
 A refusal is a :class:`WebhookUrlRefusedError`, whose message names the reason and the
 host, never the path or query (which may hold a secret).
@@ -23,7 +25,7 @@ import ipaddress
 import re
 import socket
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, TypeAlias
 
 if TYPE_CHECKING:  # httpx is imported when a webhook URL is first parsed
@@ -32,6 +34,7 @@ if TYPE_CHECKING:  # httpx is imported when a webhook URL is first parsed
 __all__ = [
     "AllowList",
     "Webhook",
+    "WebhookPolicy",
     "WebhookUrlRefusedError",
     "check_resolved",
     "check_webhook_url",
@@ -96,6 +99,44 @@ class AllowList:
         if category == "private" and self.allow_private:
             return None
         return category
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookPolicy:
+    """Which webhook targets the SSRF guard lets through, beyond the public internet.
+
+    One value for both checks of a webhook: the server's when a config is created
+    (``PushOptions`` builds it) and the sender's at every delivery (the server gives its
+    own to a `WebhookPushSender` it runs or is given), so that no URL is accepted by one
+    and refused by the other. Checked when built: a mistake raises `ValueError`.
+    """
+
+    allow_hosts: tuple[str, ...] = ()
+    """Host names (matched exactly, case-insensitively, a final dot ignored) and IP
+    networks (``"127.0.0.1/32"``, ``"10.1.0.0/16"``, ``"::1"``) allowed anyway."""
+    allow_private: bool = False
+    """Allow the private networks (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7), never
+    loopback or link-local (cloud metadata lives at 169.254.169.254)."""
+    allow_list: AllowList = field(init=False, repr=False, compare=False)
+    """The parsed exceptions."""
+
+    def __post_init__(self) -> None:
+        hosts: object = self.allow_hosts  # checked: callers may pass anything
+        if (
+            isinstance(hosts, str)  # one host where a list is meant: refused, not split
+            or not isinstance(hosts, Collection)
+            or not all(isinstance(h, str) and h.strip() for h in hosts)
+        ):
+            raise ValueError(f"allow_hosts must be a sequence of host names, not {hosts!r}")
+        if not isinstance(self.allow_private, bool):
+            raise ValueError(f"allow_private must be True or False, not {self.allow_private!r}")
+        object.__setattr__(self, "allow_hosts", tuple(hosts))
+        object.__setattr__(self, "allow_list", AllowList.parse(hosts, self.allow_private))
+
+    def check_url(self, url: str) -> None:
+        """Raise `WebhookUrlRefusedError` unless ``url`` passes the static checks
+        (`check_webhook_url`) under this policy."""
+        parse_webhook(url, self.allow_list)
 
 
 def _unwrap(address: _IPAddress) -> _IPAddress:

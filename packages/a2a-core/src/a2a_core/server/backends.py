@@ -26,7 +26,8 @@ in one place:
   `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
   delivery a backend may wrap (its `WebhookPushSender.attempt` makes one attempt and says
   when the next is due, a `PushAttempt`, for a queue that keeps retries durable), and the
-  SSRF guard it applies (`check_webhook_url`, `WebhookUrlRefusedError`);
+  SSRF guard it applies (`WebhookPolicy`, the server's ``webhook_policy``;
+  `check_webhook_url`, `WebhookUrlRefusedError`);
   `Observer`, the server's observer (`ServerHandle.observer`), whose
   `Observer.push_context_headers` a durable push queue keeps with each job so that its
   delivery continues the trace of the agent that wrote the event;
@@ -81,7 +82,11 @@ from a2a_core.server._store import (
     TaskStore,
     VisibleFilter,
 )
-from a2a_core.server._webhook_guard import WebhookUrlRefusedError, check_webhook_url
+from a2a_core.server._webhook_guard import (
+    WebhookPolicy,
+    WebhookUrlRefusedError,
+    check_webhook_url,
+)
 from a2a_core.server.observe import Observer
 
 __all__ = [
@@ -121,6 +126,7 @@ __all__ = [
     "TaskQuery",
     "TaskStore",
     "VisibleFilter",
+    "WebhookPolicy",
     "WebhookPushSender",
     "WebhookUrlRefusedError",
     "check_webhook_url",

@@ -16,7 +16,7 @@ from a2a_core._protocol.errors import (
     TableName,
     rest_error_body,
 )
-from a2a_core._protocol.http import HttpResponse
+from a2a_core._protocol.http import RETRY_AFTER_SECONDS, HttpResponse
 from a2a_core._protocol.media_types import (
     JSON_CONTENT_TYPE,
 )
@@ -32,6 +32,7 @@ DEFAULT_CONTENT_TYPE: Final = JSON_CONTENT_TYPE
 
 
 _ENCODER: Final = msgspec.json.Encoder()
+_RETRY_AFTER: Final = ("retry-after", str(RETRY_AFTER_SECONDS))
 
 
 def _response(
@@ -52,6 +53,8 @@ def _response(
                 body.message,
             )
         )
+    if status == 503:  # unavailable for now: say when to come back
+        extra = (*extra, _RETRY_AFTER)
     return HttpResponse(status, (("content-type", content_type), *extra), data)
 
 
