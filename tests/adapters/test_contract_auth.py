@@ -557,9 +557,7 @@ async def test_stale_keys_serve_while_their_refresh_drips(harness: Harness, issu
     )
     waits: list[tuple[int, float]] = []
     async with harness.serve(server, timeout=60) as live:
-        first = await live.post_rpc(
-            "ListTasks", {}, headers=bearer(issuer.token(scope="tasks"))
-        )
+        first = await live.post_rpc("ListTasks", {}, headers=bearer(issuer.token(scope="tasks")))
         issuer.drip = 0.5
 
         async def caller(name: str) -> None:
