@@ -192,6 +192,45 @@ async def test_an_answer_over_the_artifact_limit_fails_the_task() -> None:
     assert small["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+async def test_the_whole_task_is_held_to_max_task_bytes(writer_path: str) -> None:
+    """A new message over the limit, a follow-up that would take the task over it (the task
+    stays input-required), and an answer that would (the task fails)."""
+
+    async def agent(ctx: TaskContext) -> str | InputRequired:
+        return ctx.text if ctx.text.startswith("echo") else InputRequired("more?")
+
+    backend, _ = backend_on(writer_path)
+    limits = TaskLimits(max_task_bytes=3_000)
+    async with A2AServer(agent, card=make_card(), backend=backend, task_limits=limits) as server:
+        client = Client(server)
+        new_too_big = await client.error("SendMessage", send("x" * 3_500))
+        task_id = (await client.result("SendMessage", send("x" * 1_200, mid="m2")))["task"]["id"]
+        before = await client.result("GetTask", {"id": task_id})
+        follow_up = await client.error("SendMessage", send("y" * 2_000, task_id=task_id, mid="m3"))
+        follow_up_rest = await rest_send(client, send("y" * 2_000, task_id=task_id, mid="m4"))
+        after = await client.result("GetTask", {"id": task_id})
+        answered = await client.result("SendMessage", send("echo" + "z" * 1_700, mid="m5"))
+    assert new_too_big["code"] == -32602
+    assert "a task holds at most 3000 bytes in all" in new_too_big["message"]
+    assert follow_up["code"] == -32602
+    assert "over its limit of 3000 bytes in all" in follow_up["message"]
+    assert_refused_on_rest(follow_up_rest, "over its limit of 3000 bytes in all")
+    assert after == before and after["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    status = answered["task"]["status"]
+    assert status["state"] == "TASK_STATE_FAILED"
+    assert "limit of 3000 bytes in all" in status["message"]["parts"][0]["text"]
+
+
+def test_the_task_limit_is_lowered_to_what_the_backend_stores() -> None:
+    class Small:
+        max_task_bytes = 1_000
+
+    assert TaskLimits().fitted_to(Small()).max_task_bytes == 1_000
+    assert TaskLimits(max_task_bytes=500).fitted_to(Small()).max_task_bytes == 500
+    assert TaskLimits(max_task_bytes=None).fitted_to(Small()).max_task_bytes == 1_000
+    assert TaskLimits().fitted_to(object()) == TaskLimits()
+
+
 @pytest.mark.parametrize(
     ("limit", "value", "says"),
     [

@@ -5,12 +5,14 @@ finds nothing. Through the server, on each database."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
-from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server import A2AServer, InputRequired, TaskContext, TaskLimits
 from a2a_core.server.observe import NoOpObserver
 from a2a_sql import KEY_LENGTH, SqlBackend
 from helpers.a2a_client import Client, make_card, user_message
@@ -115,3 +117,47 @@ async def test_an_agent_answering_u0000_fails_its_task(client: Client) -> None:
     task = (await client.result("SendMessage", message("nul please")))["task"]
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert (await client.result("GetTask", {"id": task["id"]}))["status"] == task["status"]
+
+
+async def test_a_task_too_big_for_the_database_is_refused_before_it_is_stored(
+    backend: SqlBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The largest task is the database's (MariaDB/MySQL: ``max_allowed_packet`` less
+    1 MiB) or the server's default 32 MiB: follow-ups of 6 MiB to an input-required task are taken
+    until the next would go over it; that one is refused with -32602 naming the limit,
+    the task stays input-required, and nothing is logged as an outage."""
+
+    async def ask(ctx: TaskContext) -> InputRequired:
+        return InputRequired("more?")
+
+    chunk = "x" * (6 << 20)
+    # Messages alone would stop at max_history_bytes (16 MiB) first: only the whole task
+    # is bounded here.
+    limits = TaskLimits(max_history_bytes=None)
+    async with A2AServer(ask, card=make_card(), backend=backend, task_limits=limits) as server:
+        if backend.engine.dialect.name in ("mysql", "mariadb"):
+            async with backend.engine.connect() as connection:
+                packet = (await connection.execute(sa.text("SELECT @@max_allowed_packet"))).scalar()
+            assert backend.max_task_bytes == int(packet) - (1 << 20)
+        else:
+            assert backend.max_task_bytes is None
+        limit = backend.max_task_bytes or 32 << 20
+        client = Client(server)
+        task_id = (await client.result("SendMessage", message("hi")))["task"]["id"]
+        taken = 0
+        refused = None
+        for n in range(8):
+            caplog.clear()
+            params = message(chunk, taskId=task_id, messageId=f"m{n}")
+            reply = await client.rpc("SendMessage", params)
+            if "error" in reply:
+                refused = reply["error"]
+                break
+            assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            taken += 1
+        after = await client.result("GetTask", {"id": task_id, "historyLength": 1})
+    assert refused is not None and refused["code"] == -32602
+    assert f"over its limit of {limit} bytes in all" in refused["message"]
+    assert taken * len(chunk) <= limit < (taken + 1) * len(chunk) + (1 << 20)
+    assert after["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []

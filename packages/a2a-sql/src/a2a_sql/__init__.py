@@ -15,7 +15,7 @@ MySQL/MariaDB one server process per database and prefix. See ``docs/storage.md`
 from importlib.metadata import version as _version
 
 from ._schema import KEY_LENGTH, Tables
-from .backend import HOST_LOST_TEXT, RESTART_TEXT, SqlBackend
+from .backend import HOST_LOST_TEXT, PACKET_HEADROOM, RESTART_TEXT, SqlBackend
 from .events import SqlEventLog
 from .migrate import SchemaError, check_schema, head_revision, upgrade
 from .push import SqlPushConfigStore
@@ -29,6 +29,7 @@ __all__ = [
     "HOST_LOST_TEXT",
     "__version__",
     "KEY_LENGTH",
+    "PACKET_HEADROOM",
     "RESTART_TEXT",
     "PushQueueSettings",
     "Replicas",

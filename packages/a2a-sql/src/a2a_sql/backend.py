@@ -61,12 +61,16 @@ from .push_queue import PushQueueSettings, SqlPushQueue
 from .replicas import HOST_LOST_TEXT, Replicas
 from .store import SqlTaskStore
 
-__all__ = ["HOST_LOST_TEXT", "RESTART_TEXT", "SqlBackend"]
+__all__ = ["HOST_LOST_TEXT", "PACKET_HEADROOM", "RESTART_TEXT", "SqlBackend"]
 
 logger = logging.getLogger("a2a_sql")
 
 #: The status message of a task failed because the server restarted under it.
 RESTART_TEXT: Final = "The server restarted before the task finished"
+#: What a task's row and its statement take beyond the task's encoded messages and
+#: artifacts (its other columns, the JSON around them, the SQL): subtracted from MariaDB's
+#: and MySQL's ``max_allowed_packet`` for ``SqlBackend.max_task_bytes``.
+PACKET_HEADROOM: Final = 1 << 20
 
 
 class SqlBackend:
@@ -186,6 +190,13 @@ class SqlBackend:
             self._store.push_queue = self.push_queue
         #: Tasks failed by the restart rule at the last start.
         self.failed_at_start = 0
+        #: The largest task this database stores, in the encoded bytes `TaskLimits` counts
+        #: (``None``: no limit below the server's own). MariaDB and MySQL refuse a statement
+        #: over their ``max_allowed_packet`` (16 MiB and 64 MiB by default), and a task is
+        #: one row: read when the service starts, less `PACKET_HEADROOM`; the server lowers
+        #: ``TaskLimits.max_task_bytes`` to it. PostgreSQL and SQLite take rows far larger
+        #: than the server's default limit.
+        self.max_task_bytes: int | None = None
         #: PostgreSQL's multi-replica service (``None`` on single-replica databases).
         self.replicas: Replicas | None = None
         if self.engine.dialect.name == "postgresql":
@@ -254,8 +265,13 @@ class SqlBackend:
         return {"store": answers, "event_log": answers, "push_configs": answers}
 
     async def start(self) -> None:
-        """Check (or create) the schema; what the service does first."""
+        """Check (or create) the schema and read the largest row the database takes; what
+        the service does first."""
         await check_schema(self.engine, self.prefix, create=self.create_schema)
+        if self.engine.dialect.name in ("mysql", "mariadb"):
+            async with self.engine.connect() as connection:
+                packet = (await connection.execute(sa.text("SELECT @@max_allowed_packet"))).scalar()
+            self.max_task_bytes = max(int(packet or 0) - PACKET_HEADROOM, 1)
 
     @contextlib.asynccontextmanager
     async def service(self, server: ServerHandle) -> AsyncIterator[SqlBackend]:

@@ -15,6 +15,8 @@ microsecond for a small message, about a millisecond for 8 MiB.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from dataclasses import dataclass
 from typing import Final
 
@@ -24,6 +26,8 @@ from a2a_core._protocol.errors import InvalidParamsError
 from a2a_core.types import TERMINAL_STATES, Artifact, Message, StreamResponse, Task
 
 __all__ = ["TaskLimitError", "TaskLimits", "TaskUsage", "encoded_size"]
+
+logger: Final = logging.getLogger("a2a_core.server")
 
 _MiB: Final = 1 << 20
 _encoder: Final = msgspec.msgpack.Encoder()
@@ -54,6 +58,12 @@ class TaskUsage:
     """Encoded bytes of its artifacts, plus every artifact update since this count was made:
     a replaced artifact counts again, because the task's log keeps every version."""
 
+    @property
+    def task_bytes(self) -> int:
+        """About what the whole task takes as the store keeps it: its messages and its
+        artifacts (its other fields add a few hundred bytes)."""
+        return self.history_bytes + self.artifact_bytes
+
     @classmethod
     def of(cls, task: Task) -> TaskUsage:
         """Count ``task`` (one encoding of each message and artifact)."""
@@ -71,7 +81,7 @@ class TaskUsage:
 class TaskLimits:
     """How large one task may grow; ``None`` disables a limit.
 
-    The defaults keep a task under about 32 MiB in the store and as much in its log, while
+    The defaults keep a task under 32 MiB in the store and about as much in its log, while
     allowing what the body limit (8 MiB) lets a client send, a long conversation, and an
     answer streamed token by token. The event that ends a task is never refused (a cancel,
     a failure, a shutdown must be recorded as they are), so a task may end with one status
@@ -89,14 +99,39 @@ class TaskLimits:
     max_events: int | None = 10_000
     """Events in a task's log (at least 3: the task, its answer and its end). The last one
     is kept for the event that ends the task, so a cancel always fits."""
+    max_task_bytes: int | None = 32 * _MiB
+    """Encoded bytes of the whole task (its messages and artifacts), which a store keeps as
+    one row or value. A database refuses a row over its own limit (MariaDB and MySQL: their
+    ``max_allowed_packet``, 16 MiB and 64 MiB by default), so the server lowers this to the
+    backend's limit when it starts (``Backend.max_task_bytes``, e.g. ``SqlBackend`` reads
+    ``max_allowed_packet``): a message that would take a task past it is refused before
+    anything is written, and an agent's answer that would, fails the task."""
 
     def __post_init__(self) -> None:
-        for name in ("max_history_messages", "max_history_bytes", "max_artifact_bytes"):
+        names = ("max_history_messages", "max_history_bytes", "max_artifact_bytes")
+        for name in (*names, "max_task_bytes"):
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"{name} must be >= 1 or None")
         if self.max_events is not None and self.max_events < 3:
             raise ValueError("max_events must be >= 3 or None")
+
+    def fitted_to(self, backend: object) -> TaskLimits:
+        """These limits with ``max_task_bytes`` lowered to the largest task ``backend``
+        stores (its optional ``max_task_bytes``: a database's row limit), logged when it
+        lowers a limit that was set."""
+        stored = getattr(backend, "max_task_bytes", None)
+        whole = self.max_task_bytes
+        if not isinstance(stored, int) or (whole is not None and whole <= stored):
+            return self
+        if whole is not None:
+            logger.info(
+                "tasks are limited to %d bytes, the largest the backend stores "
+                "(TaskLimits.max_task_bytes was %d)",
+                stored,
+                whole,
+            )
+        return dataclasses.replace(self, max_task_bytes=stored)
 
     def admit(self, message: Message, task: Task | None, last_seq: int) -> None:
         """Check a client's message before anything is written: the first of a new task
@@ -104,11 +139,16 @@ class TaskLimits:
 
         Raises InvalidParams, saying which limit, when it would take the task over one."""
         limit = self.max_history_bytes
-        size = 0 if limit is None else encoded_size(message)
+        whole = self.max_task_bytes
+        size = 0 if limit is None and whole is None else encoded_size(message)
         if task is None:
             if limit is not None and size > limit:
                 raise _refused(
                     f"The message is {size} bytes; a task holds at most {limit} bytes of messages"
+                )
+            if whole is not None and size > whole:
+                raise _refused(
+                    f"The message is {size} bytes; a task holds at most {whole} bytes in all"
                 )
             return
         again = ": start a new task in the same context (referenceTaskIds may point at this one)"
@@ -124,11 +164,22 @@ class TaskLimits:
                 f"The task holds {usage.history_bytes} bytes of messages; with this one "
                 f"({size} bytes) it would go over its limit of {limit} bytes{again}"
             )
+        if whole is not None and usage.task_bytes + size > whole:
+            raise _refused(
+                f"The task holds {usage.task_bytes} bytes; with this message ({size} bytes) "
+                f"it would go over its limit of {whole} bytes in all{again}"
+            )
 
-    def fits_answer(self, artifact: Artifact) -> bool:
-        """Whether a new task answered at once with ``artifact`` stays within the limits."""
-        limit = self.max_artifact_bytes
-        return limit is None or encoded_size(artifact) <= limit
+    def fits_answer(self, message: Message, artifact: Artifact) -> bool:
+        """Whether a new task of ``message`` answered at once with ``artifact`` stays
+        within the limits."""
+        limit, whole = self.max_artifact_bytes, self.max_task_bytes
+        if limit is None and whole is None:
+            return True
+        size = encoded_size(artifact)
+        if limit is not None and size > limit:
+            return False
+        return whole is None or size + encoded_size(message) <= whole
 
     def charge(self, usage: TaskUsage, event: StreamResponse, last_seq: int) -> str | None:
         """Count an agent's event into ``usage``; or, when it would take the task over a
@@ -153,15 +204,23 @@ class TaskLimits:
             if limit is not None and messages > limit:
                 return _over(limit, "messages")
             history = usage.history_bytes
-            if self.max_history_bytes is not None:
+            whole = self.max_task_bytes
+            if self.max_history_bytes is not None or whole is not None:
                 history += encoded_size(message)
-                if history > self.max_history_bytes:
+                if self.max_history_bytes is not None and history > self.max_history_bytes:
                     return _over(self.max_history_bytes, "bytes of messages")
+                if whole is not None and history + usage.artifact_bytes > whole:
+                    return _over(whole, "bytes in all")
             usage.messages, usage.history_bytes = messages, history
-        elif event.artifact_update is not None and self.max_artifact_bytes is not None:
+        elif event.artifact_update is not None and (
+            self.max_artifact_bytes is not None or self.max_task_bytes is not None
+        ):
             artifacts = usage.artifact_bytes + encoded_size(event.artifact_update.artifact)
-            if artifacts > self.max_artifact_bytes:
+            if self.max_artifact_bytes is not None and artifacts > self.max_artifact_bytes:
                 return _over(self.max_artifact_bytes, "bytes of artifacts")
+            whole = self.max_task_bytes
+            if whole is not None and usage.history_bytes + artifacts > whole:
+                return _over(whole, "bytes in all")
             usage.artifact_bytes = artifacts
         elif event.task is not None:
             restated = TaskUsage.of(event.task)
@@ -169,6 +228,7 @@ class TaskLimits:
                 (self.max_history_messages, restated.messages, "messages"),
                 (self.max_history_bytes, restated.history_bytes, "bytes of messages"),
                 (self.max_artifact_bytes, restated.artifact_bytes, "bytes of artifacts"),
+                (self.max_task_bytes, restated.task_bytes, "bytes in all"),
             ):
                 if limit is not None and value > limit:
                     return _over(limit, what)

@@ -263,6 +263,19 @@ class WebhookPushSender:
         self._dropped = 0
         self._cancelled = 0
 
+    def share_policy(self, policy: WebhookPolicy) -> None:
+        """Guard with the server's ``policy``: taken when this sender was given none; one
+        of its own must be the same (else a URL accepted when its config was created would
+        be refused at delivery, or the other way round): `ValueError` otherwise."""
+        if self.policy is None:
+            self.policy = policy
+        elif self.policy != policy:
+            raise ValueError(
+                f"the push sender's webhook policy {self.policy!r} differs from the "
+                f"server's {policy!r}: set it once, in A2AServer(push=PushOptions("
+                "allow_hosts=..., allow_private=...)), and give the sender none"
+            )
+
     def _allow_list(self) -> AllowList:
         return (self.policy or _STRICT).allow_list
 

@@ -165,7 +165,7 @@ class A2AServer:
         if isinstance(push_sender, WebhookPushSender):
             if observer is not None:
                 push_sender.observer = push_sender.observer or observer
-            _share_webhook_policy(push_sender, self.push_options.webhook_policy)
+            push_sender.share_policy(self.push_options.webhook_policy)
         self._own_push_sender = push_sender is None and self.push_enabled
         self.storage = Storage(
             store=self.backend.store,
@@ -233,16 +233,6 @@ class A2AServer:
         """The SSRF guard's policy (``PushOptions``), for every sender of this server's
         webhooks (a backend's own included)."""
         return self.push_options.webhook_policy
-
-    @property
-    def push_allow_hosts(self) -> tuple[str, ...]:
-        """Webhook hosts allowed although private (``PushOptions.allow_hosts``)."""
-        return tuple(self.push_options.allow_hosts)
-
-    @property
-    def push_allow_private(self) -> bool:
-        """Whether webhooks may point at private addresses (``PushOptions``)."""
-        return self.push_options.allow_private
 
     # --- the entry point -----------------------------------------------------------------
 
@@ -329,6 +319,8 @@ class A2AServer:
                 self.storage.push_sender = await stack.enter_async_context(sender)
             for service in self.services:
                 await stack.enter_async_context(service(self))
+            # A database's row limit is known once its services started.
+            self.storage.limits = self.storage.limits.fitted_to(self.backend)
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
             self.state.background = Background(self._task_group, self.runtime.executions)
             self.stopping = False
@@ -451,17 +443,3 @@ class A2AServer:
 def _internal_error_response() -> HttpResponse:
     body = b'{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}'
     return HttpResponse(500, (("content-type", "application/json"),), body)
-
-
-def _share_webhook_policy(sender: WebhookPushSender, policy: WebhookPolicy) -> None:
-    """A sender given to the server guards with the server's policy: it takes it when it
-    has none, and one of its own must be the same (else a URL accepted when its config
-    was created would be refused at delivery, or the other way round)."""
-    if sender.policy is None:
-        sender.policy = policy
-    elif sender.policy != policy:
-        raise ValueError(
-            f"the push sender's webhook policy {sender.policy!r} differs from the server's "
-            f"{policy!r}: set it once, in A2AServer(push=PushOptions(allow_hosts=..., "
-            "allow_private=...)), and give the sender none"
-        )

@@ -476,7 +476,7 @@ def _answered(
         config is not None and config.task_push_notification_config is not None
     ):
         return None
-    if not storage.limits.fits_answer(artifact):
+    if not storage.limits.fits_answer(invocation.message, artifact):
         return None
     now = utc_now()
     task = Task(
