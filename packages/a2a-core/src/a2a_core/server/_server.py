@@ -35,6 +35,7 @@ from a2a_core._protocol.http import HttpRequest, HttpResponse, SseResponse
 from a2a_core._protocol.server import ProtocolOptions, ServerProtocol
 from a2a_core.auth._verify import Authenticator, AuthFailure, Verifier
 from a2a_core.server._agent import Agent
+from a2a_core.server._allocator import freed_memory
 from a2a_core.server._backend import Backend, InMemoryBackend
 from a2a_core.server._background import Background
 from a2a_core.server._collector import freeze_startup_objects
@@ -323,6 +324,9 @@ class A2AServer:
             self.storage.limits = self.storage.limits.fitted_to(self.backend)
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
             self.state.background = Background(self._task_group, self.runtime.executions)
+            freed = freed_memory()  # what big requests freed goes back (``_allocator``)
+            if freed is not None:
+                self._task_group.start_soon(freed.run)
             self.stopping = False
             self._shutdown_done = None
             self._stream_log.restart()
