@@ -379,3 +379,21 @@ def test_rest_error_body_defaults_to_v1_0_0() -> None:
     status, body = rest_error_body(TaskNotCancelableError())
     assert status == 409
     assert body.error.code == 409
+
+
+@pytest.mark.parametrize(
+    ("error", "status"),
+    [(errors.ResourceExhaustedError(), 429), (errors.ServerUnavailableError(), 503)],
+)
+def test_a_busy_or_unavailable_rest_reply_says_when_to_come_back(
+    error: errors.A2AError, status: int
+) -> None:
+    from a2a_core.http import RETRY_AFTER_SECONDS
+    from a2a_core.rest import rest_error_response
+
+    reply = rest_error_response(error)
+    assert reply.status == status
+    assert ("retry-after", str(RETRY_AFTER_SECONDS)) in reply.headers
+    assert not any(
+        n == "retry-after" for n, _ in rest_error_response(errors.InternalError()).headers
+    )

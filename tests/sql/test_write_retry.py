@@ -11,13 +11,17 @@ core's `BackendUnavailableError`, as the fault translation does for a lost conne
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import event
 
+from a2a_core.errors import ResourceExhaustedError
 from a2a_core.server.backends import (
     BackendUnavailableError,
     ConcurrentUpdateError,
@@ -164,3 +168,71 @@ async def test_an_outage_longer_than_write_retry_is_reported(db_url: str, prefix
         assert await backend.store.get("t") is None
     finally:
         await backend.engine.dispose()
+
+
+async def _locked_row(backend: SqlBackend, seconds: float, locked: anyio.Event) -> None:
+    """Hold the task row ``t`` locked (``SELECT ... FOR UPDATE``) for ``seconds``."""
+    tasks = backend.tables.tasks
+    async with backend.engine.connect() as conn, conn.begin():
+        await conn.execute(sa.select(tasks.c.id).where(tasks.c.id == "t").with_for_update())
+        locked.set()
+        await anyio.sleep(seconds)
+
+
+@pytest.fixture
+async def impatient_backend(db_url: str, prefix: str) -> Any:
+    """MariaDB/MySQL only, with lock waits that time out after 1 s (error 1205)."""
+    if not db_url.startswith("mysql"):
+        pytest.skip("lock wait timeouts are MariaDB's and MySQL's (error 1205)")
+    init = "SET SESSION innodb_lock_wait_timeout = 1"
+    made = SqlBackend(
+        db_url,
+        prefix=prefix,
+        write_retry=6.0,
+        push_sender=None,
+        engine_options={"connect_args": {"init_command": init}},
+    )
+    await upgrade(made.engine, prefix)
+    try:
+        yield made
+    finally:
+        await made.engine.dispose()
+
+
+async def test_a_write_that_waited_out_a_lock_is_tried_again(
+    impatient_backend: SqlBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another transaction holds the task's row for 2.5 s: the save's lock wait times
+    out (1205) twice, and the third attempt, after the lock is gone, is applied once."""
+    store = impatient_backend.store
+    created = await store.create_logged(task_in(TaskState.WORKING), status(TaskState.WORKING))
+    locked = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_locked_row, impatient_backend, 2.5, locked)
+        await locked.wait()
+        saved = await store.save_logged(
+            task_in(TaskState.WORKING, "one"), chunk("one"), expected_version=created.version
+        )
+    assert saved.version == created.version + 1
+    stored = await store.get("t")
+    assert stored is not None and stored.version == saved.version
+    assert [e.seq for e in await impatient_backend.event_log.read("t")] == [1, 2]
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_contention_longer_than_write_retry_is_busy_not_an_internal_error(
+    impatient_backend: SqlBackend,
+) -> None:
+    store = impatient_backend.store
+    store.write_retry = 1.5
+    created = await store.create_logged(task_in(TaskState.WORKING), status(TaskState.WORKING))
+    locked = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_locked_row, impatient_backend, 4.0, locked)
+        await locked.wait()
+        with pytest.raises(ResourceExhaustedError, match="busy"):
+            await store.save_logged(
+                task_in(TaskState.WORKING, "one"), chunk("one"), expected_version=created.version
+            )
+    stored = await store.get("t")
+    assert stored is not None and stored.version == created.version  # nothing applied

@@ -20,7 +20,8 @@ code on the same engine) is covered without a ``try`` around each:
 
 On SQLite, a file locked by another process past ``busy_timeout`` (5 s), or one that cannot
 be opened or written, is an outage too. Other errors (a constraint, a deadlock, a bug) are
-not outages and pass unchanged.
+not outages and pass unchanged; of those, `is_contention` tells a deadlock or a lock wait
+that timed out, which the store's writes try again.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from a2a_core.server.backends import OutageLog
 
-__all__ = ["watch_faults"]
+__all__ = ["is_contention", "watch_faults"]
 
 #: What a driver raises, outside the DB-API hierarchy, when the server is not there.
 _NETWORK: Final = (OSError, TimeoutError)
@@ -54,12 +55,35 @@ _PG_GOING_AWAY: Final = frozenset({"57P01", "57P02", "57P03", "53300"})
 _MYSQL_GOING_AWAY: Final = frozenset({1053, 1040, 1927, 2002, 2003, 2006, 2013})
 
 
-def _server_going_away(exc: BaseException) -> bool:
-    sqlstate = getattr(exc, "sqlstate", None)
-    if isinstance(sqlstate, str):
-        return sqlstate.startswith("08") or sqlstate in _PG_GOING_AWAY
+#: The database rolled the transaction back for contention, and the same write tried again
+#: may pass: MySQL/MariaDB's deadlock (1213) and lock wait timeout (1205), PostgreSQL's
+#: deadlock_detected (40P01) and serialization_failure (40001). Not an outage: the server
+#: is there and answered.
+_MYSQL_CONTENTION: Final = frozenset({1213, 1205})
+_PG_CONTENTION: Final = frozenset({"40P01", "40001"})
+
+
+def is_contention(exc: BaseException) -> bool:
+    """Whether ``exc`` (a driver's error, or SQLAlchemy's around one) is the database
+    giving up a transaction for contention (see `_MYSQL_CONTENTION`)."""
+    original = getattr(exc, "orig", None) or exc
+    if _mysql_code(original) in _MYSQL_CONTENTION:
+        return True
+    return getattr(original, "sqlstate", None) in _PG_CONTENTION
+
+
+def _mysql_code(exc: BaseException) -> int | None:
+    """A MySQL/MariaDB driver error's number (its first argument; its ``sqlstate``, when it
+    has one, is mostly the generic ``HY000``)."""
     args: tuple[Any, ...] = getattr(exc, "args", ())
-    return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_GOING_AWAY
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _server_going_away(exc: BaseException) -> bool:
+    if _mysql_code(exc) in _MYSQL_GOING_AWAY:
+        return True
+    sqlstate = getattr(exc, "sqlstate", None)
+    return isinstance(sqlstate, str) and (sqlstate.startswith("08") or sqlstate in _PG_GOING_AWAY)
 
 
 def _sqlite_unavailable(exc: BaseException) -> bool:

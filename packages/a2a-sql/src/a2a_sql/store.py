@@ -54,6 +54,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from a2a_core import codec
+from a2a_core.errors import ResourceExhaustedError
 from a2a_core.server.backends import (
     BackendUnavailableError,
     ConcurrentUpdateError,
@@ -72,6 +73,7 @@ from a2a_core.server.backends import (
 from a2a_core.types import Message, StreamResponse, Task, TaskState
 
 from ._common import check_document, check_key, db_now_plus, db_now_us, logger
+from ._faults import is_contention
 from ._schema import Document, Key, Tables
 from .events import SqlEventLog, encode_event
 
@@ -88,6 +90,9 @@ _cursor_decoder: Final = msgspec.msgpack.Decoder(tuple[int, str])
 _SCAN_CHUNK: Final = 200
 _SECRET_NAME: Final = "page_token_secret"
 
+
+#: What a client is told when its write met lock contention for longer than ``write_retry``.
+_BUSY_TEXT: Final = "The task store is busy with other writes of this task: try again"
 
 #: SQLSTATE of the guard of `SqlTaskStore._build_save_pg`.
 _DIVISION_BY_ZERO: Final = "22012"
@@ -602,10 +607,14 @@ class SqlTaskStore(TaskStore):
         *,
         doing: str,
     ) -> StoredTask:
-        """``write()``, tried again while the database is unreachable, for up to
-        ``write_retry`` seconds. An attempt that failed so may still have committed (its
-        reply lost): if a later one then finds the id taken or the version moved,
-        `_already_written` decides whether that was this write (then it is done)."""
+        """``write()``, tried again while the database is unreachable, or gave the write up
+        for contention (a deadlock, a lock wait that timed out: `is_contention`), for up to
+        ``write_retry`` seconds. An attempt that failed for an outage may still have
+        committed (its reply lost): if a later one then finds the id taken or the version
+        moved, `_already_written` decides whether that was this write (then it is done).
+        One given up for contention was rolled back whole. Contention that outlasts the
+        retries is the client's "busy, try again" (ResourceExhausted), never an internal
+        error."""
         deadline = time.monotonic() + self.write_retry
         delay = 0.05
         uncertain = False
@@ -616,6 +625,16 @@ class SqlTaskStore(TaskStore):
                 if time.monotonic() + delay > deadline:
                     raise
                 uncertain = True
+            except sa.exc.DBAPIError as exc:
+                if not is_contention(exc):
+                    raise
+                if time.monotonic() + delay > deadline:
+                    logger.warning("gave up %s after %.1f s of lock contention", doing, delay)
+                    raise ResourceExhaustedError(_BUSY_TEXT) from None
+                logger.debug("lock contention while %s; retrying in %.2f s", doing, delay)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+                continue
             except (ConcurrentUpdateError, TaskExistsError):
                 if uncertain:
                     found = await self._already_written(made, last_body)

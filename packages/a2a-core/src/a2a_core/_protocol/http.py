@@ -27,9 +27,9 @@ __all__ = [
     "content_length_exceeds",
 ]
 
-#: The ``Retry-After`` every 503 carries (a store outage, a server stopping, a readiness
-#: check failing): long enough for a restart or a fail-over, short enough for a client
-#: that waits for it.
+#: The ``Retry-After`` every 503 and 429 carries (a store outage, a server stopping, a
+#: readiness check failing, a server busy): long enough for a restart or a fail-over, short
+#: enough for a client that waits for it.
 RETRY_AFTER_SECONDS: Final = 5
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})

@@ -53,7 +53,7 @@ def _response(
                 body.message,
             )
         )
-    if status == 503:  # unavailable for now: say when to come back
+    if status in (429, 503):  # busy or unavailable for now: say when to come back
         extra = (*extra, _RETRY_AFTER)
     return HttpResponse(status, (("content-type", content_type), *extra), data)
 
