@@ -73,6 +73,8 @@ class Issuer:
     #: Seconds between the bytes of a JWKS or introspection answer that never ends (a slow
     #: or hostile key server); ``None``: answer at once.
     drip: float | None = None
+    #: Seconds the JWKS takes before it answers (a slow, not a hostile, key server).
+    delay: float = 0.0
 
     @property
     def jwks_url(self) -> str:
@@ -122,6 +124,7 @@ class Issuer:
             self.jwks_hits += 1
             if self.drip is not None:
                 return await dripping(request)
+            await asyncio.sleep(self.delay)
             keys = [public_jwk(self.keys[kid], kid) for kid in self.published]
             return web.json_response({"keys": keys})
 

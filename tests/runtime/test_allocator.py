@@ -8,6 +8,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import anyio
 import pytest
 
 from a2a_core.server._allocator import freed_memory
@@ -87,3 +88,28 @@ def test_memory_left_free_goes_back(script: str, writer_path: str) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
+
+
+@needs_glibc
+def test_a_failing_check_never_ends_the_server(writer_path: str) -> None:
+    """The check runs in the server's task group: an error there (a process out of file
+    descriptors) must not cancel the server."""
+    if writer_path != "immediate":
+        pytest.skip("the store's writer path does not matter here")
+    freed = freed_memory()
+    assert freed is not None
+    failures: list[int] = []
+
+    def failing() -> bool:
+        failures.append(1)
+        raise OSError(24, "Too many open files")
+
+    freed.trim_if_over = failing  # type: ignore[method-assign]
+    freed.interval = 0.01
+
+    async def run_a_while() -> None:
+        with anyio.move_on_after(0.3):
+            await freed.run()
+
+    anyio.run(run_a_while)
+    assert len(failures) >= 2

@@ -12,7 +12,7 @@ import anyio
 import pytest
 from aiohttp import web
 
-from a2a_core.auth import CredentialsRejected, SchemeSpec, TokenIntrospection
+from a2a_core.auth import CredentialsRejected, Jwks, SchemeSpec, TokenIntrospection
 from a2a_core.auth._keys import MAX_DOCUMENT_BYTES, fetch_json
 from a2a_core.types import HTTPAuthSecurityScheme, SecurityScheme
 from helpers.auth import Issuer, serve_issuer
@@ -104,3 +104,16 @@ async def test_introspection_questions_are_bounded_in_time_and_number() -> None:
     assert all(wait < 3 for _, wait in outcomes)
     assert issuer.introspection_hits == 2
     assert introspection.requests == 2
+
+
+async def test_a_caller_arriving_during_a_fetch_takes_its_keys() -> None:
+    """One fetch for everyone who asked while it ran, however late they came."""
+    async with serve_issuer(Issuer(delay=0.5)) as issuer:
+        issuer.add_key("k1")
+        jwks = Jwks(issuer.jwks_url)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(jwks.key, "k1", "RS256")
+            await anyio.sleep(0.2)  # the first fetch is under way
+            await jwks.key("k1", "RS256")
+    assert issuer.jwks_hits == 1
+    assert jwks.fetches == 1

@@ -1063,6 +1063,12 @@ def test_a_server_and_its_sender_guard_with_one_policy() -> None:
     assert given.policy is push.webhook_policy
     same = WebhookPushSender(policy=WebhookPolicy(("hooks.internal",)))
     A2AServer(echo, card=make_card(), push=push, backend=InMemoryBackend(push_sender=same))
+    # The same targets spelled otherwise (case, a final dot, a network as an address).
+    spelled = WebhookPolicy(("Hooks.Internal.", "127.0.0.1"))
+    assert spelled.same_as(WebhookPolicy(("hooks.internal", "127.0.0.1/32")))
+    alike = WebhookPushSender(policy=spelled)
+    both = PushOptions(allow_hosts=["127.0.0.1/32", "hooks.internal"])
+    A2AServer(echo, card=make_card(), push=both, backend=InMemoryBackend(push_sender=alike))
     other = WebhookPushSender(policy=WebhookPolicy(allow_private=True))
     with pytest.raises(ValueError, match=r"differs from the server's.*PushOptions"):
         A2AServer(echo, card=make_card(), push=push, backend=InMemoryBackend(push_sender=other))

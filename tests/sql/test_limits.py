@@ -161,3 +161,34 @@ async def test_a_task_too_big_for_the_database_is_refused_before_it_is_stored(
     assert taken * len(chunk) <= limit < (taken + 1) * len(chunk) + (1 << 20)
     assert after["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+async def test_a_task_whose_escaped_row_is_too_big_is_refused_too(
+    backend: SqlBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Backslashes take 1 byte as the limits count them, 2 in the row's JSON and 4 in the
+    SQL a MySQL driver sends: the store measures what it sends, so a task under
+    ``max_task_bytes`` whose row would pass ``max_allowed_packet`` is still refused with
+    -32602 and keeps its state, never reported as an outage. Elsewhere it is stored."""
+
+    async def ask(ctx: TaskContext) -> InputRequired:
+        return InputRequired("more?")
+
+    slashes = "\\" * (3 << 20)
+    mysql = backend.engine.dialect.name in ("mysql", "mariadb")
+    async with A2AServer(ask, card=make_card(), backend=backend) as server:
+        client = Client(server)
+        first = (await client.result("SendMessage", message(slashes)))["task"]
+        caplog.clear()
+        reply = await client.rpc(
+            "SendMessage", message(slashes, taskId=first["id"], messageId="m2")
+        )
+        after = await client.result("GetTask", {"id": first["id"], "historyLength": 1})
+    assert first["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    if mysql:
+        assert reply["error"]["code"] == -32602
+        assert "max_allowed_packet" in reply["error"]["message"]
+    else:
+        assert reply["result"]["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert after["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []

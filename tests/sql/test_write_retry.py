@@ -228,7 +228,8 @@ async def test_contention_longer_than_write_retry_is_busy_not_an_internal_error(
     created = await store.create_logged(task_in(TaskState.WORKING), status(TaskState.WORKING))
     locked = anyio.Event()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(_locked_row, impatient_backend, 4.0, locked)
+        # Held well past write_retry (InnoDB's lock wait timer may fire up to a second late).
+        tg.start_soon(_locked_row, impatient_backend, 8.0, locked)
         await locked.wait()
         with pytest.raises(ResourceExhaustedError, match="busy"):
             await store.save_logged(

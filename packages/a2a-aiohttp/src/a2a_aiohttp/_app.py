@@ -177,7 +177,8 @@ class _OneLineForBadRequests(logging.Filter):
             record.args = (said, exc.code, str(exc.message)[:200])
             record.exc_info = None
             record.exc_text = None
-            record.levelno, record.levelname = logging.INFO, "INFO"
+            if record.levelno > logging.INFO:  # lowered, never raised (aiohttp's DEBUG)
+                record.levelno, record.levelname = logging.INFO, "INFO"
         return True
 
 

@@ -69,7 +69,8 @@ logger = logging.getLogger("a2a_sql")
 RESTART_TEXT: Final = "The server restarted before the task finished"
 #: What a task's row and its statement take beyond the task's encoded messages and
 #: artifacts (its other columns, the JSON around them, the SQL): subtracted from MariaDB's
-#: and MySQL's ``max_allowed_packet`` for ``SqlBackend.max_task_bytes``.
+#: and MySQL's ``max_allowed_packet`` for ``SqlBackend.max_task_bytes`` (a quarter of the
+#: packet when that is smaller). The store also measures each row as it will be sent.
 PACKET_HEADROOM: Final = 1 << 20
 
 
@@ -271,7 +272,9 @@ class SqlBackend:
         if self.engine.dialect.name in ("mysql", "mariadb"):
             async with self.engine.connect() as connection:
                 packet = (await connection.execute(sa.text("SELECT @@max_allowed_packet"))).scalar()
-            self.max_task_bytes = max(int(packet or 0) - PACKET_HEADROOM, 1)
+            packet = int(packet or 0)
+            self.max_task_bytes = packet - min(PACKET_HEADROOM, packet // 4)
+            self._store.max_row_bytes = packet - min(PACKET_HEADROOM // 16, packet // 16)
 
     @contextlib.asynccontextmanager
     async def service(self, server: ServerHandle) -> AsyncIterator[SqlBackend]:

@@ -54,7 +54,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from a2a_core import codec
-from a2a_core.errors import ResourceExhaustedError
+from a2a_core.errors import InvalidParamsError, ResourceExhaustedError
 from a2a_core.server.backends import (
     BackendUnavailableError,
     ConcurrentUpdateError,
@@ -150,6 +150,10 @@ class SqlTaskStore(TaskStore):
         if write_retry < 0:
             raise ValueError("write_retry must be >= 0")
         self.write_retry = write_retry
+        #: The largest row a write may send (MariaDB/MySQL: their ``max_allowed_packet``
+        #: less the statement around it, set by ``SqlBackend`` when it starts; ``None``: no
+        #: limit of the database's below the server's own).
+        self.max_row_bytes: int | None = None
         self.engine = engine
         self.tables = tables
         self.event_log = event_log
@@ -184,8 +188,22 @@ class SqlTaskStore(TaskStore):
         expires: sa.ColumnElement[int] | None = None
         if state.is_terminal and self.ttl is not None:
             expires = db_now_plus(self.ttl)
-        body = codec.encode(task).decode()
+        raw = codec.encode(task)
+        body = raw.decode()
         check_document(body, "task")
+        limit = self.max_row_bytes
+        if limit is not None and len(raw) > limit // 4:
+            # MySQL drivers send the row inside the SQL text, each quote and backslash
+            # escaped: what the packet holds, measured before the database refuses it (and
+            # drops the connection, which would look like an outage).
+            sent = len(raw) + body.count('"') + body.count("\\") + body.count("'")
+            if sent > limit:
+                raise InvalidParamsError(
+                    f"The task would take {sent} bytes as the database stores it; it takes at "
+                    f"most {limit} (its max_allowed_packet): start a new task in the same "
+                    "context",
+                    field_violations=[("message", "the task would be too large to store")],
+                )
         return {
             "context_id": task.context_id,
             "state": state.value,
@@ -615,7 +633,8 @@ class SqlTaskStore(TaskStore):
         One given up for contention was rolled back whole. Contention that outlasts the
         retries is the client's "busy, try again" (ResourceExhausted), never an internal
         error."""
-        deadline = time.monotonic() + self.write_retry
+        started = time.monotonic()
+        deadline = started + self.write_retry
         delay = 0.05
         uncertain = False
         while True:
@@ -629,7 +648,8 @@ class SqlTaskStore(TaskStore):
                 if not is_contention(exc):
                     raise
                 if time.monotonic() + delay > deadline:
-                    logger.warning("gave up %s after %.1f s of lock contention", doing, delay)
+                    spent = time.monotonic() - started
+                    logger.warning("gave up %s after %.1f s of lock contention", doing, spent)
                     raise ResourceExhaustedError(_BUSY_TEXT) from None
                 logger.debug("lock contention while %s; retrying in %.2f s", doing, delay)
                 await anyio.sleep(delay)

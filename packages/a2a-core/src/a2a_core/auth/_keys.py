@@ -81,7 +81,12 @@ async def request_json(
                     timeout=timeout, transport=transport, follow_redirects=False
                 ) as client,
                 client.stream(
-                    method, url, data=data, auth=auth, headers={"accept": "application/json"}
+                    method,
+                    url,
+                    data=data,
+                    auth=auth,
+                    # No compression: the size bound holds for what comes over the wire.
+                    headers={"accept": "application/json", "accept-encoding": "identity"},
                 ) as response,
             ):
                 response.raise_for_status()
@@ -265,7 +270,6 @@ class Jwks:
         async with self._lock:
             if self._generation != generation:
                 return
-            self._generation += 1
             now = time.monotonic()
             if on_unknown_kid:
                 self._kid_refresh_at = now
@@ -282,10 +286,15 @@ class Jwks:
                 self._failed_at = time.monotonic()
                 logger.warning("could not fetch the JWKS at %s: %s", self.url, exc)
                 return
-            self._ring = _KeyRing(keys, allow_symmetric=False)
-            self._fetched_at = time.monotonic()
-            self._failed_at = None
-            self.fetches += 1
+            else:
+                self._ring = _KeyRing(keys, allow_symmetric=False)
+                self._fetched_at = time.monotonic()
+                self._failed_at = None
+                self.fetches += 1
+            finally:
+                # Counted once the attempt is over: whoever started waiting during it saw
+                # the count before, and takes its outcome instead of fetching again.
+                self._generation += 1
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:

@@ -73,14 +73,16 @@ class FreedMemory:
         self._trim.restype = ctypes.c_int
         self._trim.argtypes = [ctypes.c_size_t]
         self._page = os.sysconf("SC_PAGE_SIZE")
+        # Opened once: a server out of file descriptors (a flood of connections) must not
+        # fail here.
+        self._statm = os.open("/proc/self/statm", os.O_RDONLY)
         self._baseline: int | None = None
         #: How many times memory was given back (for tests and metrics).
         self.trims = 0
 
     def resident_unallocated(self) -> int:
         """Resident bytes that malloc has not handed out (see the class docstring)."""
-        with open("/proc/self/statm", "rb") as statm:
-            resident = int(statm.read().split()[1]) * self._page
+        resident = int(os.pread(self._statm, 256, 0).split()[1]) * self._page
         info = self._mallinfo2()
         return resident - int(info.uordblks) - int(info.hblkhd)
 
@@ -103,7 +105,10 @@ class FreedMemory:
         """Check every ``interval`` seconds, until cancelled (the server's task group)."""
         while True:
             await anyio.sleep(self.interval)
-            self.trim_if_over()
+            try:
+                self.trim_if_over()
+            except Exception as exc:  # never the server's end: it runs in its task group
+                logger.debug("could not give freed memory back: %s", exc)
 
 
 def freed_memory() -> FreedMemory | None:

@@ -269,7 +269,7 @@ class WebhookPushSender:
         be refused at delivery, or the other way round): `ValueError` otherwise."""
         if self.policy is None:
             self.policy = policy
-        elif self.policy != policy:
+        elif not self.policy.same_as(policy):
             raise ValueError(
                 f"the push sender's webhook policy {self.policy!r} differs from the "
                 f"server's {policy!r}: set it once, in A2AServer(push=PushOptions("

@@ -133,6 +133,16 @@ class WebhookPolicy:
         object.__setattr__(self, "allow_hosts", tuple(hosts))
         object.__setattr__(self, "allow_list", AllowList.parse(hosts, self.allow_private))
 
+    def same_as(self, other: WebhookPolicy) -> bool:
+        """Whether ``other`` lets the same targets through (host names compared as the guard
+        does, networks as networks, in any order)."""
+        mine, theirs = self.allow_list, other.allow_list
+        return (
+            mine.hostnames == theirs.hostnames
+            and frozenset(mine.networks) == frozenset(theirs.networks)
+            and mine.allow_private == theirs.allow_private
+        )
+
     def check_url(self, url: str) -> None:
         """Raise `WebhookUrlRefusedError` unless ``url`` passes the static checks
         (`check_webhook_url`) under this policy."""
