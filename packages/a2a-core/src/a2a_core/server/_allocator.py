@@ -12,8 +12,9 @@ messages``: 347 MiB resident after the burst, for about 235 MiB of tasks and log
 when the difference grew by more than ``threshold``, gives the free memory back
 (``malloc_trim(0)``: about 3 ms for a heap of 100 MiB, on the event loop's thread, which is
 the one allocating). The server checks once per ``interval`` while it runs
-(`FreedMemory.run`). Where the C library is not glibc 2.33 or later, or there is no
-``/proc`` (musl, macOS, Windows), `freed_memory` gives ``None`` and nothing runs.
+(`FreedMemory.run`; one per process, however many servers run). Where the C library is
+not glibc 2.33 or later, or there is no ``/proc`` (musl, macOS, Windows), `freed_memory`
+gives ``None`` and nothing runs.
 """
 
 from __future__ import annotations
@@ -111,8 +112,18 @@ class FreedMemory:
                 logger.debug("could not give freed memory back: %s", exc)
 
 
+_PROCESS: list[FreedMemory | None] = []
+
+
 def freed_memory() -> FreedMemory | None:
-    """A `FreedMemory` for this process's glibc, or ``None`` on another C library."""
+    """This process's `FreedMemory` (one, made at the first call: it keeps a file open),
+    or ``None`` on another C library than glibc."""
+    if not _PROCESS:
+        _PROCESS.append(_make())
+    return _PROCESS[0]
+
+
+def _make() -> FreedMemory | None:
     if not os.path.exists("/proc/self/statm"):
         return None
     try:
