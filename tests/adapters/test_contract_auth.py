@@ -543,7 +543,7 @@ async def test_a_dripping_jwks_holds_no_caller_past_the_fetch_deadline(
         again = await live.post_rpc("ListTasks", {}, headers=token)
     assert [status for status, _ in waits] == [401] * 11
     assert max(wait for _, wait in waits) < 12
-    assert by_key.status_code == 200 and key_wait < 2
+    assert by_key.status_code == 200 and key_wait < 4  # the JWT callers wait 5 s
     assert again.status_code == 401
     assert again.json()["error"]["message"] == "The issuer's keys are unavailable"
     assert issuer.jwks_hits == 1
@@ -553,7 +553,7 @@ async def test_stale_keys_serve_while_their_refresh_drips(harness: Harness, issu
     """Keys past their max_age are refreshed by one caller; the others use the keys they
     have, and the refreshing caller too once its fetch is abandoned."""
     server = A2AServer(
-        who, card=secured_card(), authenticators=verifiers(issuer, max_age=0, timeout=2)
+        who, card=secured_card(), authenticators=verifiers(issuer, max_age=0, timeout=4)
     )
     waits: list[tuple[int, float]] = []
     async with harness.serve(server, timeout=60) as live:
@@ -573,8 +573,8 @@ async def test_stale_keys_serve_while_their_refresh_drips(harness: Harness, issu
     assert first.status_code == 200
     assert [status for status, _ in waits] == [200] * 10
     slow = sorted(wait for _, wait in waits)
-    assert slow[-1] < 4  # the refreshing caller: its fetch's 2 s deadline
-    assert slow[-2] < 1.5  # the others did not wait for it
+    assert slow[-1] < 8  # the refreshing caller: its fetch's 4 s deadline
+    assert slow[-2] < 3  # the others did not wait for it
     assert issuer.jwks_hits == 2
 
 
