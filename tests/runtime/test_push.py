@@ -829,6 +829,11 @@ async def test_shutdown_cancels_what_does_not_finish_in_time() -> None:
         async with sender(shutdown_timeout=0.1) as push:
             for n in range(3):
                 await push.deliver([target(rx.url(f"/{n}"))], status_event(), TASK)
+            # All three are in flight before the shutdown starts (on a loaded machine a
+            # worker may not have connected yet when the block ends).
+            with anyio.fail_after(10):
+                while len(rx.requests) < 3:
+                    await anyio.sleep(0.01)
         assert (push.cancelled, push.pending, push.delivered, push.failed) == (3, 0, 0, 0)
         # Every connection the sender opened is closed: its workers and client are gone.
         with anyio.fail_after(10):
