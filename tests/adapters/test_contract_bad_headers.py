@@ -47,3 +47,24 @@ async def test_bad_heads_are_refused_in_one_log_line_each(
     assert [r for r in records if r.exc_info or r.levelno >= logging.ERROR] == []
     assert len(records) <= len(BAD_HEADS), [r.getMessage() for r in records]
     assert all(len(r.getMessage()) < 400 for r in records)
+
+
+async def test_a_client_hanging_up_mid_body_costs_no_log_line(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    server = A2AServer(echo, card=make_card(), base_url=harness.base_url)
+    head = (
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"A2A-Version: 1.0\r\nContent-Length: 100000\r\n\r\n"
+    )
+    async with harness.serve(server) as live:
+        for _ in range(3):
+            async with await anyio.connect_tcp("127.0.0.1", harness.port) as stream:
+                await stream.send(head + b'{"jsonrpc": "2.0", ')
+                await anyio.sleep(0.1)  # the server is reading the body when the client goes
+        await anyio.sleep(0.2)
+        card = await live.client.get(live.url("/.well-known/agent-card.json"))
+    records = [r for r in caplog.records if r.name.startswith(SERVER_LOGGERS)]
+    assert card.status_code == 200
+    assert [r for r in records if r.exc_info or r.levelno >= logging.ERROR] == []

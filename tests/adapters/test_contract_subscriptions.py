@@ -161,3 +161,32 @@ async def test_an_unread_subscriber_is_closed_while_a_reader_and_the_task_go_on(
     assert "behind" in late[-1]["error"]["message"]
     assert all("result" in doc for doc in late[:-1])
     assert len(late) < chunks
+
+
+async def test_one_client_holds_at_most_its_streams(harness: Harness) -> None:
+    """The adapter tells the core the client's address, which counts its open streams."""
+
+    async def agent(ctx: TaskContext) -> InputRequired:
+        return InputRequired("more?")
+
+    # Frequent keep-alives: aiohttp sees a client gone only when it writes to it.
+    options = StreamOptions(max_streams_per_peer=2, keep_alive_interval=0.05)
+    server = A2AServer(agent, card=make_card(), streams=options)
+    async with harness.serve(server) as live:
+        task_id = await start(live)
+        held = [await Unread.open(harness, task_id, n) for n in (1, 2)]
+        await held[0].read(frames=1)  # both streams are open (and this one then closed)
+        refused = await live.rpc("SubscribeToTask", {"id": task_id})
+        assert refused["error"]["code"] == -32099  # the second is still held
+        assert "Too many streams open from this client" in refused["error"]["message"]
+        body = rpc_body("SubscribeToTask", {"id": task_id}, 9)
+        with anyio.fail_after(10):  # the first one is given back once the server sees it gone
+            while True:
+                headers = {"content-type": "application/json", "a2a-version": "1.0"}
+                async with live.client.stream(
+                    "POST", live.url("/"), content=body, headers=headers
+                ) as again:
+                    if again.headers["content-type"] == "text/event-stream":
+                        break
+                await anyio.sleep(0.05)
+        held[1].sock.close()

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import importlib.util
 import json
+import logging
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from anyio.abc import ByteStream
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
+from helpers.hostile import FRESH_ADDRESS, HOSTILE_ADDRESS, can_bind_loopback_aliases
 from helpers.raw_http import aread_response, chunk, head
 
 pytestmark = pytest.mark.anyio
@@ -69,13 +71,15 @@ def listening_socket() -> socket.socket:
 
 
 @contextlib.asynccontextmanager
-async def uvicorn_serving(server: A2AServer) -> AsyncIterator[int]:
-    """``server`` under uvicorn with the examples' settings (a short deadline); the port."""
+async def uvicorn_serving(server: A2AServer, **protocol_options: Any) -> AsyncIterator[int]:
+    """``server`` under uvicorn with the examples' settings (a short deadline, and the
+    `LimitedH11Protocol` attributes given); the port."""
     import uvicorn
 
     from a2a_starlette import A2AStarlette
 
-    protocol = type("ShortDeadline", (limits.LimitedH11Protocol,), {"deadline": DEADLINE})
+    attributes = {"deadline": DEADLINE, **protocol_options}
+    protocol = type("ShortDeadline", (limits.LimitedH11Protocol,), attributes)
     settings = {**limits.UVICORN_SETTINGS, "http": protocol}
     config = uvicorn.Config(
         A2AStarlette(server), lifespan="on", log_config=None, access_log=False, **settings
@@ -253,3 +257,75 @@ async def test_uvicorn_h11_refuses_a_chunked_body_while_it_is_still_coming() -> 
     assert sent_at_reply < total
     assert json.loads(reply.body)["error"]["code"] == -32600
     assert card.status == 200
+
+
+# --- connections per client (uvicorn) ----------------------------------------------------
+
+needs_aliases = pytest.mark.skipif(
+    not can_bind_loopback_aliases(), reason="127.0.0.2 and 127.0.0.3 are not usable here"
+)
+
+
+@needs_aliases
+async def test_uvicorn_refuses_a_client_past_its_connections_and_serves_the_others(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = A2AServer(echo, card=CARD, base_url="http://x")
+    card = head("GET", "/.well-known/agent-card.json")
+    async with contextlib.AsyncExitStack() as stack:
+        # The deadline of the examples: the held connections wait idle for a while.
+        serving = uvicorn_serving(server, max_connections_per_peer=3, deadline=30.0)
+        port = await stack.enter_async_context(serving)
+
+        async def connect(address: str) -> ByteStream:
+            stream = await anyio.connect_tcp("127.0.0.1", port, local_host=address)
+            return await stack.enter_async_context(stream)
+
+        held = [await connect(HOSTILE_ADDRESS) for _ in range(3)]
+        with caplog.at_level(logging.WARNING):
+            extra = [await connect(HOSTILE_ADDRESS) for _ in range(5)]
+            for stream in extra:
+                await stream.send(card)
+            refusals = [await until_closed(stream) for stream in extra]
+        idle_extra = await connect(HOSTILE_ADDRESS)
+        silent_close = await until_closed(idle_extra)  # sent nothing: closed soon after
+        other = await connect(FRESH_ADDRESS)
+        await other.send(card)
+        served = await aread_response(other)
+        await held[0].send(card)  # the held ones are served as usual
+        held_served = await aread_response(held[0])
+        await held[1].aclose()  # one given back: the client may open one more
+        await anyio.sleep(0.1)
+        again = await connect(HOSTILE_ADDRESS)
+        await again.send(card)
+        again_served = await aread_response(again)
+    for refusal in refusals:
+        assert refusal.startswith(b"HTTP/1.1 429 "), refusal
+        assert b"retry-after: 5\r\n" in refusal.lower()
+        assert b"connection: close\r\n" in refusal.lower()
+    assert silent_close == b""
+    assert (served.status, held_served.status, again_served.status) == (200, 200, 200)
+    warnings = [r.getMessage() for r in caplog.records if "Refusing connections" in r.getMessage()]
+    assert warnings == [
+        f"Refusing connections of {HOSTILE_ADDRESS}: it holds 3, the most one client may."
+    ]
+
+
+@needs_aliases
+async def test_uvicorn_without_a_limit_per_client_takes_every_connection() -> None:
+    server = A2AServer(echo, card=CARD, base_url="http://x")
+    card = head("GET", "/.well-known/agent-card.json")
+    async with contextlib.AsyncExitStack() as stack:
+        port = await stack.enter_async_context(
+            uvicorn_serving(server, max_connections_per_peer=None)
+        )
+        streams = [
+            await stack.enter_async_context(
+                await anyio.connect_tcp("127.0.0.1", port, local_host=HOSTILE_ADDRESS)
+            )
+            for _ in range(6)
+        ]
+        for stream in streams:
+            await stream.send(card)
+        replies = [await aread_response(stream) for stream in streams]
+    assert [reply.status for reply in replies] == [200] * 6

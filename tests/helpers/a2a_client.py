@@ -53,10 +53,18 @@ def user_message(
 class Client:
     """Minimal JSON-RPC/REST client over ``server.handle``."""
 
-    def __init__(self, server: A2AServer, *, version: str = "1.0", identity: Any = None) -> None:
+    def __init__(
+        self,
+        server: A2AServer,
+        *,
+        version: str = "1.0",
+        identity: Any = None,
+        peer: str | None = None,
+    ) -> None:
         self.server = server
         self.version = version
         self.identity = identity
+        self.peer = peer
 
     def request(
         self,
@@ -76,6 +84,7 @@ class Client:
             body=body,
             identity=self.identity,
             base_url=BASE_URL,
+            peer=self.peer,
         )
 
     async def rpc(

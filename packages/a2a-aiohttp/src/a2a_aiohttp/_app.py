@@ -118,6 +118,7 @@ class _Handler:
             base_url=base_url,
             metadata=(request.get(_METADATA_KEY) if overrides else None) or {},
             peer_certificate=_peer_certificate(request) if request.secure else None,
+            peer=request.remote,
         )
 
 
@@ -134,13 +135,19 @@ def _peer_certificate(request: web.Request) -> bytes | None:
 async def _read_body(request: web.Request, limit: int) -> bytes:
     """Read at most ``limit`` bytes of the body (the core answers an oversized body). What the
     client still sends, aiohttp drops after the reply for up to its ``lingering_time``
-    (10 s): a body that ends by then leaves the connection open, else aiohttp closes it."""
+    (10 s): a body that ends by then leaves the connection open, else aiohttp closes it. A
+    client that hangs up before its body ended gets a 400 it will not read."""
     body = bytearray()
-    while len(body) < limit:
-        chunk = await request.content.read(limit - len(body))
-        if not chunk:
-            break
-        body += chunk
+    try:
+        while len(body) < limit:
+            chunk = await request.content.read(limit - len(body))
+            if not chunk:
+                break
+            body += chunk
+    except ConnectionResetError:
+        # The client hung up mid-body. An HTTP error is what aiohttp answers without a log
+        # line (anything else is a traceback at ERROR: a client could flood the logs).
+        raise web.HTTPBadRequest(text="The request body did not arrive whole") from None
     return bytes(body)
 
 

@@ -153,7 +153,15 @@ class A2AStarlette:
             base_url=base_url,
             metadata=overrides.get("metadata") or _NO_OVERRIDES,
             peer_certificate=_peer_certificate(scope) if scope.get("scheme") == "https" else None,
+            peer=_peer(scope),
         )
+
+
+def _peer(scope: Scope) -> str | None:
+    """The client's address (ASGI ``client``: uvicorn's is the proxy's client when it trusts
+    the proxy's headers), without the port."""
+    client = scope.get("client")
+    return str(client[0]) if client else None
 
 
 def _peer_certificate(scope: Scope) -> bytes | None:
@@ -228,15 +236,16 @@ async def _send_response(response: HttpResponse, send: Send, *, head: bool) -> N
 
 async def _send_stream(response: SseResponse, receive: Receive, send: Send) -> None:
     """Write frames as they come; stop (closing the frames) when the client disconnects."""
-    await send(
-        {
-            "type": "http.response.start",
-            "status": response.status,
-            "headers": _raw_headers(response.headers, None),
-        }
-    )
     frames = response.frames
     try:
+        # Inside the try: a client gone before the head is written still closes the response.
+        await send(
+            {
+                "type": "http.response.start",
+                "status": response.status,
+                "headers": _raw_headers(response.headers, None),
+            }
+        )
         try:
             task = asyncio.current_task()
         except RuntimeError:  # not on asyncio (trio)

@@ -8,8 +8,8 @@ adapter ever sees, which is what keeps adapters short and alike.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 from urllib.parse import parse_qsl
@@ -194,6 +194,12 @@ class HttpRequest(msgspec.Struct, frozen=True):
     one and the server lets the adapter see it (aiohttp does; an ASGI server through the
     ``tls`` extension): for an mTLS verifier (`a2a_core.auth`). Checking it against a
     trusted CA is the TLS server's job (its ``ssl`` context); ``None`` otherwise."""
+    peer: str | None = None
+    """The client's address (an IP address, without the port) as the HTTP server reports it:
+    what per-client limits count by (``StreamOptions.max_streams_per_peer``). Behind a
+    reverse proxy it is the proxy's, unless the server takes the client's from the proxy's
+    headers (uvicorn's ``forwarded_allow_ips``); ``None`` when unknown (no per-client limit
+    applies)."""
 
     def query_params(self) -> list[tuple[str, str]]:
         """The decoded query parameters in order (repeated names kept)."""
@@ -258,6 +264,10 @@ class SseResponse:
     """Header pairs; names lower-case."""
     frames: AsyncIterator[bytes]
     """The frames, as bytes."""
+    on_close: Callable[[], None] | None = field(default=None, compare=False)
+    """Called when the response is closed (at every `aclose`, so it must not mind a second
+    call), whether or not its frames were ever read: what the server holds for an open
+    stream (its client's stream slot) is given back there."""
 
     def header(self, name: str) -> str | None:
         """The first value of a header."""
@@ -267,7 +277,12 @@ class SseResponse:
     async def aclose(self) -> None:
         """Close the frames: an async generator (the server's own streams) is closed, which
         ends its work (a follower of the task's event log) at once; an iterator without
-        ``aclose`` is left alone. Idempotent, and safe after the frames ran out."""
-        aclose = getattr(self.frames, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        ``aclose`` is left alone; then ``on_close`` runs. Idempotent, and safe after the
+        frames ran out."""
+        try:
+            aclose = getattr(self.frames, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        finally:
+            if self.on_close is not None:
+                self.on_close()

@@ -14,11 +14,14 @@ from typing import Final
 
 from a2a_core.server._webhook_guard import WebhookPolicy
 
-__all__ = ["DEFAULT_BACKLOG_LIMIT", "PushOptions", "StreamOptions"]
+__all__ = ["DEFAULT_BACKLOG_LIMIT", "DEFAULT_MAX_STREAMS_PER_PEER", "PushOptions", "StreamOptions"]
 
 #: How far (bytes of logged events) a stream may fall behind its task by default: far more
 #: than a client that reads ever lags, little next to what the log itself may hold.
 DEFAULT_BACKLOG_LIMIT: Final = 16 * 1024 * 1024
+#: Streams one client address may hold open at once by default: more than a client that
+#: follows its own tasks needs, few enough that one client cannot hold the server's.
+DEFAULT_MAX_STREAMS_PER_PEER: Final = 100
 
 
 def _seconds(name: str, value: object, *, allow_none: bool = False) -> None:
@@ -52,6 +55,12 @@ class StreamOptions:
     """Bytes of logged events a stream may fall behind its task; past it, it ends with an
     error frame and the client resumes with ``Last-Event-ID`` (``None``: no limit). Measured
     on logs that can tell (the in-memory one: ``MeasuredEventLog``)."""
+    max_streams_per_peer: int | None = DEFAULT_MAX_STREAMS_PER_PEER
+    """Streams one client address may have open at once (`HttpRequest.peer`); one more is
+    refused with ResourceExhaustedError (-32099, REST 429 with ``Retry-After``) before it
+    starts anything, so a client that opens streams and never reads them cannot hold the
+    server's. Behind a reverse proxy, let the server see the client's address or raise it
+    (docs/security.md). ``None``: no limit."""
 
     def __post_init__(self) -> None:
         _seconds("keep_alive_interval", self.keep_alive_interval)
@@ -60,6 +69,11 @@ class StreamOptions:
         if limit is not None and (type(limit) is not int or limit < 1):
             raise ValueError(
                 f"backlog_limit must be a positive number of bytes or None, not {limit!r}"
+            )
+        most = self.max_streams_per_peer
+        if most is not None and (type(most) is not int or most < 1):
+            raise ValueError(
+                f"max_streams_per_peer must be a positive integer or None, not {most!r}"
             )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -57,6 +57,7 @@ from a2a_core.server._limits import TaskLimits
 from a2a_core.server._messages import agent_message
 from a2a_core.server._options import PushOptions, StreamOptions
 from a2a_core.server._ownership import TaskOwner, owner_by_identity
+from a2a_core.server._peers import StreamSlots
 from a2a_core.server._push_delivery import WebhookPushSender
 from a2a_core.server._runtime import Runtime
 from a2a_core.server._shutdown import SHUTDOWN_TEXT, stop_executions
@@ -94,8 +95,8 @@ class A2AServer:
         guards: Limits on running agents, the inactivity timeout, the expiry of unanswered
             interrupted tasks, the grace of running agents at shutdown
             (:class:`~a2a_core.server.ExecutionGuards`; its defaults when ``None``).
-        streams: Keep-alive, idle timeout and backlog limit of the SSE streams
-            (:class:`~a2a_core.server.StreamOptions`; its defaults when ``None``).
+        streams: Keep-alive, idle timeout, backlog limit and streams per client of the SSE
+            streams (:class:`~a2a_core.server.StreamOptions`; its defaults when ``None``).
         push: The webhook SSRF guard's exceptions, and whether replies show push secrets
             (:class:`~a2a_core.server.PushOptions`; its defaults when ``None``).
         task_owner: Who owns a task (see :data:`~a2a_core.server.TaskOwner`): by default
@@ -212,6 +213,9 @@ class A2AServer:
             extensions=self.extensions,
             extended_card=extended_card,
         )
+        most = self.stream_options.max_streams_per_peer
+        #: Streams open per client address (``None``: not limited); see ``_peers``.
+        self._stream_slots = StreamSlots(most) if most is not None else None
         # Read on every request: attributes of their own, not walks through the above.
         self._observer = observer
         self._public_paths = self.protocol.public_paths
@@ -265,16 +269,25 @@ class A2AServer:
         observer = self._observer
         observation = NO_OBSERVATION if observer is None else observer.call_started(request, call)
         error: A2AError
+        give_back: Callable[[], None] | None = None
         with observation.activated():
             try:
                 if self.stopping:
                     raise ServerUnavailableError(_STOPPING_TEXT)
+                if call.streaming and self._stream_slots is not None and request.peer:
+                    # Before the handler: a refused streaming send starts no agent.
+                    give_back = self._stream_slots.take(request.peer)
                 if call.extensions:
                     for ext in self.state.active(call):
                         call = await ext.on_request(call)
                 result = await HANDLERS[call.operation](self.state, call, observation)
                 if call.streaming:
                     response: HttpResponse | SseResponse = result
+                    if give_back is not None:
+                        response = SseResponse(
+                            result.status, result.headers, result.frames, on_close=give_back
+                        )
+                        give_back = None  # the response's to give back, when it is closed
                 else:
                     if call.extensions:
                         for ext in self.state.active(call):
@@ -292,6 +305,8 @@ class A2AServer:
                 if call.streaming:
                     observation.stream_opened()
                 return response
+        if give_back is not None:
+            give_back()  # the stream was refused: its slot was never used
         observation.finished(error)
         response = self.protocol.reply_error(call, error)
         # The error's traceback holds this frame, whose `error` holds the error: let go of
