@@ -141,6 +141,14 @@ def our_server(base_url: str, backend: Any = None) -> Any:
         protocol = ProtocolOptions(last_modified=modified)
     except TypeError:  # a --baseline checkout from before ProtocolOptions(last_modified=)
         return A2AServer(agent, card=card, base_url=base_url, last_modified=modified, **options)
+    try:
+        from a2a_core.server import StreamOptions
+
+        # Every subscriber of the fan-out and the memory runs comes from this one machine:
+        # no limit per client address (the bare servers have none either).
+        options["streams"] = StreamOptions(max_streams_per_peer=None)
+    except (ImportError, TypeError):  # a --baseline checkout from before the limit
+        pass
     return A2AServer(agent, card=card, base_url=base_url, protocol=protocol, **options)
 
 
