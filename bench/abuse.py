@@ -23,8 +23,9 @@ Sections:
   (``SubscribeToTask``, JSON-RPC or REST) and never read a byte. Printed per server: the
   RSS idle, with the task, with every subscription open, and the growth per subscription
   (in MiB, and as a multiple of the task's size); then how many subscriptions the server
-  answered with a stream (seen without reading: ``MSG_PEEK``, after measuring), and
-  whether the task still reads back whole (GetTask).
+  answered with a stream (seen without reading: ``MSG_PEEK``, after measuring), whether
+  the task still reads back whole (GetTask), and the RSS 10 s after the clients closed
+  their connections (issue 24: within 150 MiB of idle).
 
 Before and after a change: ``git archive REV packages | tar -x -C DIR``, then run with
 ``PYTHONPATH=DIR/packages/a2a-core/src:DIR/packages/a2a-starlette/src:DIR/packages/a2a-aiohttp/src``
@@ -286,6 +287,8 @@ def measure_subscriptions(kind: str, size: int, count: int, binding: str) -> dic
         intact = intact and check["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
         for sock in sockets:
             sock.close()
+        time.sleep(10)  # what the server still holds 10 s after its clients left
+        rss_closed = rss_bytes(pid)
     return {
         "server": kind,
         "binding": binding,
@@ -293,6 +296,7 @@ def measure_subscriptions(kind: str, size: int, count: int, binding: str) -> dic
         "rss_idle": rss_idle,
         "rss_task": rss_task,
         "rss_subscribed": rss_subscribed,
+        "rss_closed": rss_closed,
         "streaming": streaming,
         "task_intact": intact,
     }
@@ -306,7 +310,7 @@ def run_subscriptions(args: argparse.Namespace) -> None:
     )
     print(
         f"{'server':<20} {'idle':>9} {'task':>9} {'subscribed':>11} {'per sub':>9} "
-        f"{'x task':>7} {'streams':>8}"
+        f"{'x task':>7} {'streams':>8} {'closed+10s':>11}"
     )
     for kind in args.servers.split(","):
         row = measure_subscriptions(kind, args.size, args.subscribers, args.binding)
@@ -315,7 +319,7 @@ def run_subscriptions(args: argparse.Namespace) -> None:
         print(
             f"{kind:<20} {row['rss_idle'] / MiB:>7.0f}Mi {row['rss_task'] / MiB:>7.0f}Mi "
             f"{row['rss_subscribed'] / MiB:>9.0f}Mi {per / MiB:>7.2f}Mi {per / args.size:>7.2f} "
-            f"{row['streaming']:>4}/{args.subscribers:<3}"
+            f"{row['streaming']:>4}/{args.subscribers:<3} {row['rss_closed'] / MiB:>9.0f}Mi"
             + ("" if row["task_intact"] else "  TASK NOT INTACT")
         )
 
