@@ -94,7 +94,6 @@ class LostReply:
     def __init__(self) -> None:
         self.lost = anyio.Event()
         self.down = True
-        self.failed = 0  # statements refused as unreachable after the lost reply
 
     def end(self) -> None:
         """The outage is over: the write's next attempt reaches the database."""
@@ -117,7 +116,6 @@ def reply_lost(backend: SqlBackend) -> Iterator[LostReply]:
 
     def before(*args: Any) -> None:
         if outage.lost.is_set() and outage.down:
-            outage.failed += 1
             raise BackendUnavailableError()
 
     def after(conn: sa.Connection, _cursor: Any, statement: str, *args: Any) -> None:
@@ -126,7 +124,7 @@ def reply_lost(backend: SqlBackend) -> Iterator[LostReply]:
             return
         if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
             lose()  # committed by the statement itself
-        wrote = True
+        wrote = True  # to be committed by the transaction's COMMIT
 
     def commit(conn: sa.Connection) -> None:
         if wrote and not outage.lost.is_set():
@@ -241,8 +239,8 @@ async def test_a_lost_reply_is_recognised_after_other_writers_changed_the_task(
 ) -> None:
     """The reply of a logged write is lost; before its retry, another writer (another
     replica: an agent's chunk, then a cancel) writes the task twice. The retry finds the
-    version moved by three, and its own event in the log by its write token: the write
-    is done, once, and the other writers' changes stand."""
+    id taken or the version moved on, and its own events in the log by its write token:
+    the write is done, once, and the other writers' changes stand."""
     store = store_backend.store
     store.write_retry = 30.0  # however slow the machine, the retry outlives the outage
     working = task_in(TaskState.WORKING, "one")
