@@ -10,6 +10,8 @@ import sqlalchemy as sa
 from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from a2a_core import codec
+from a2a_core.types import StreamResponse, Task, TaskState, TaskStatus
 from a2a_sql import SchemaError, SqlBackend, Tables, head_revision, migrate, upgrade
 
 pytestmark = pytest.mark.anyio
@@ -56,8 +58,8 @@ async def test_a_missing_older_or_newer_schema_is_refused_then_upgraded(
                 columns = await conn.run_sync(_columns, tables)
         finally:
             await plain.dispose()
-        # Every column the code declares is one the migrations made (up to 0004's
-        # push_jobs.trace_context), nullable as declared.
+        # Every column the code declares is one the migrations made (up to 0005's
+        # events.write_token), nullable as declared.
         for table in tables.metadata.sorted_tables:
             declared = {(c.name, bool(c.nullable)) for c in table.columns}
             assert declared == columns[table.name], table.name
@@ -99,5 +101,44 @@ async def test_the_upgrade_to_0004_keeps_the_queued_jobs(db_url: str, prefix: st
         async with backend.engine.connect() as conn:
             rows = (await conn.execute(sa.select(backend.tables.push_jobs))).all()
         assert [(row.task_id, row.seq, row.trace_context) for row in rows] == [("t", 2, None)]
+    finally:
+        await backend.engine.dispose()
+
+
+async def test_the_upgrade_to_0005_keeps_the_logged_events(db_url: str, prefix: str) -> None:
+    """An event logged before ``events.write_token`` existed stays, without a token; its
+    log goes on, and the store's writes after the upgrade carry theirs."""
+    backend = SqlBackend(db_url, prefix=prefix, create_schema=False, push_sender=None)
+    task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+    first = StreamResponse(task=task)
+    # Only the columns 0004 has (an INSERT names only the columns it is given).
+    logs, events = backend.tables.logs, backend.tables.events
+    try:
+        async with backend.engine.begin() as conn:
+            await conn.run_sync(lambda c: command.upgrade(migrate._config(prefix, c), "0004"))
+            await conn.execute(sa.insert(logs).values(task_id="t", last_seq=1, closed=False))
+            await conn.execute(
+                sa.insert(events).values(task_id="t", seq=1, body=codec.encode(first).decode())
+            )
+        await upgrade(backend.engine, prefix)
+        await backend.store.create_logged(
+            Task(id="u", context_id="c", status=task.status), StreamResponse(task=task)
+        )
+        assert await backend.event_log.append("t", first) == 2
+        assert [e.event for e in await backend.event_log.read("t")] == [first, first]
+        stored = backend.tables.events.c
+        async with backend.engine.connect() as conn:
+            rows = (
+                await conn.execute(
+                    sa.select(stored.task_id, stored.seq, stored.write_token).order_by(
+                        stored.task_id, stored.seq
+                    )
+                )
+            ).all()
+        assert [(row.task_id, row.seq, row.write_token is None) for row in rows] == [
+            ("t", 1, True),  # from before the upgrade
+            ("t", 2, True),  # appended alone: no store write's
+            ("u", 1, False),  # the store's logged write
+        ]
     finally:
         await backend.engine.dispose()

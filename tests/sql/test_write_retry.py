@@ -3,17 +3,20 @@
 A create or save that finds the database unreachable is tried again. When an attempt's
 reply is lost after it committed, the retry finds the id taken or the version moved; the
 store then looks whether that was this very write (then it is done) or another one (then
-the conflict stands). Both cases are made deterministic here: the earlier attempt is one
-the test makes itself, and the attempt that follows fails as the database being
-unreachable before it reaches the database (an SQLAlchemy hook of the engine raises the
-core's `BackendUnavailableError`, as the fault translation does for a lost connection).
+the conflict stands), even when other writers changed the task between the lost reply and
+the retry. Both are made deterministic with SQLAlchemy hooks of the store's engine, which
+raise the core's `BackendUnavailableError` as the fault translation does for a lost
+connection: `unreachable_for` fails statements before they reach the database;
+`reply_lost` lets an attempt commit, then loses its reply, and keeps the database
+unreachable for that engine until the test has had other writers (on engines of their
+own) change the task.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import anyio
@@ -25,6 +28,7 @@ from a2a_core.errors import ResourceExhaustedError
 from a2a_core.server.backends import (
     BackendUnavailableError,
     ConcurrentUpdateError,
+    StoredTask,
     TaskExistsError,
 )
 from a2a_core.types import (
@@ -83,6 +87,71 @@ def unreachable_for(backend: SqlBackend, statements: int) -> Iterator[list[str]]
         event.remove(backend.engine.sync_engine, "before_cursor_execute", fail)
 
 
+class LostReply:
+    """What `reply_lost` did: ``lost`` is set once a write committed and its reply was
+    lost; the database stays unreachable for the engine until `end`."""
+
+    def __init__(self) -> None:
+        self.lost = anyio.Event()
+        self.down = True
+
+    def end(self) -> None:
+        """The outage is over: the write's next attempt reaches the database."""
+        self.down = False
+
+
+@contextmanager
+def reply_lost(backend: SqlBackend) -> Iterator[LostReply]:
+    """The next write of ``backend``'s engine commits, and its reply is lost: where the
+    write is a transaction, at its COMMIT (the hook commits on the driver's connection,
+    then raises); where it is one statement committed on its own (PostgreSQL's logged
+    writes, in autocommit), once the statement ran. Then every statement of the engine
+    fails as unreachable, before it reaches the database, until `LostReply.end`."""
+    outage = LostReply()
+    wrote = False
+
+    def lose() -> None:
+        outage.lost.set()
+        raise BackendUnavailableError()
+
+    def before(*args: Any) -> None:
+        if outage.lost.is_set() and outage.down:
+            raise BackendUnavailableError()
+
+    def after(conn: sa.Connection, _cursor: Any, statement: str, *args: Any) -> None:
+        nonlocal wrote
+        if outage.lost.is_set() or statement.lstrip().upper().startswith("SELECT"):
+            return
+        if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+            lose()  # committed by the statement itself
+        wrote = True  # to be committed by the transaction's COMMIT
+
+    def commit(conn: sa.Connection) -> None:
+        if wrote and not outage.lost.is_set():
+            conn.connection.dbapi_connection.commit()  # type: ignore[union-attr]
+            lose()
+
+    engine = backend.engine.sync_engine
+    hooks = (("before_cursor_execute", before), ("after_cursor_execute", after))
+    for name, hook in (*hooks, ("commit", commit)):
+        event.listen(engine, name, hook)
+    try:
+        yield outage
+    finally:
+        for name, hook in (*hooks, ("commit", commit)):
+            event.remove(engine, name, hook)
+
+
+@asynccontextmanager
+async def another_writer(db_url: str, prefix: str) -> AsyncIterator[SqlBackend]:
+    """A backend of its own on the same tables: another process, or another replica."""
+    other = SqlBackend(db_url, prefix=prefix, write_retry=0, push_sender=None)
+    try:
+        yield other
+    finally:
+        await other.engine.dispose()
+
+
 @pytest.fixture
 async def store_backend(db_url: str, prefix: str) -> Any:
     made = SqlBackend(db_url, prefix=prefix, write_retry=5.0, push_sender=None)
@@ -112,30 +181,143 @@ async def test_a_write_is_tried_again_while_the_database_is_unreachable(
     assert logged == [status(TaskState.WORKING), chunk("one")]  # each once
 
 
+async def lost_reply(
+    backend: SqlBackend,
+    write: Callable[[], Awaitable[StoredTask]],
+    meanwhile: Callable[[], Awaitable[None]] | None = None,
+) -> StoredTask:
+    """``write()``, whose first attempt commits and loses its reply; ``meanwhile`` runs
+    after that and before any retry reaches the database."""
+    done: list[StoredTask] = []
+
+    async def run() -> None:
+        done.append(await write())
+
+    with reply_lost(backend) as outage, anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            group.start_soon(run)
+            await outage.lost.wait()
+            if meanwhile is not None:
+                await meanwhile()
+            outage.end()
+    return done[0]
+
+
 async def test_a_write_whose_reply_was_lost_is_not_applied_twice(
     store_backend: SqlBackend,
 ) -> None:
     store = store_backend.store
     task = task_in(TaskState.WORKING)
-    await store.create_logged(task, status(TaskState.WORKING))
-    # The "lost reply": the same create again, its first attempt unreachable, its retry
-    # finding the id taken by the identical task: that was this write, done.
-    with unreachable_for(store_backend, 1):
-        again = await store.create_logged(task, status(TaskState.WORKING))
-    assert again.version == 1
+    created = await lost_reply(
+        store_backend, lambda: store.create_logged(task, status(TaskState.WORKING))
+    )
+    assert (created.version, created.last_seq) == (1, 1)
 
     saved = task_in(TaskState.WORKING, "one")
-    first = await store.save_logged(saved, chunk("one"), expected_version=1)
-    with unreachable_for(store_backend, 1):
-        retried = await store.save_logged(saved, chunk("one"), expected_version=1)
-    assert (retried.version, retried.last_seq) == (first.version, first.last_seq)
+    retried = await lost_reply(
+        store_backend, lambda: store.save_logged(saved, chunk("one"), expected_version=1)
+    )
+    assert (retried.version, retried.last_seq) == (2, 2)
     logged = [e.event for e in await store_backend.event_log.read("t", after=0)]
     assert logged == [status(TaskState.WORKING), chunk("one")]  # not appended twice
 
+    # The writes that log no event (known by the task they stored, at their version).
     done = task_in(TaskState.COMPLETED, "one")
-    await store.save(done, expected_version=2, last_seq=first.last_seq)
-    with unreachable_for(store_backend, 1):
-        assert (await store.save(done, expected_version=2, last_seq=first.last_seq)).version == 3
+    again = await lost_reply(
+        store_backend, lambda: store.save(done, expected_version=2, last_seq=2)
+    )
+    assert again.version == 3
+    other = Task(id="u", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+    assert (await lost_reply(store_backend, lambda: store.create(other))).version == 1
+    stored = await store.get("t")
+    assert stored is not None and (stored.task, stored.version) == (done, 3)
+
+
+@pytest.mark.parametrize("lost", ["create_logged", "create_logged_many", "save_logged"])
+async def test_a_lost_reply_is_recognised_after_other_writers_changed_the_task(
+    store_backend: SqlBackend, db_url: str, prefix: str, lost: str
+) -> None:
+    """The reply of a logged write is lost; before its retry, another writer (another
+    replica: an agent's chunk, then a cancel) writes the task twice. The retry finds the
+    id taken or the version moved on, and its own events in the log by its write token:
+    the write is done, once, and the other writers' changes stand."""
+    store = store_backend.store
+    store.write_retry = 30.0  # however slow the machine, the retry outlives the outage
+    working = task_in(TaskState.WORKING, "one")
+    if lost == "save_logged":
+        await store.create_logged(task_in(TaskState.WORKING), status(TaskState.WORKING))
+        ours = [status(TaskState.WORKING), chunk("one")]
+
+        def write() -> Awaitable[StoredTask]:
+            return store.save_logged(working, chunk("one"), expected_version=1)
+    elif lost == "create_logged":
+        ours = [StreamResponse(task=working)]
+
+        def write() -> Awaitable[StoredTask]:
+            return store.create_logged(working, ours[0], owner="alice")
+    else:
+        ours = [StreamResponse(task=task_in(TaskState.WORKING)), chunk("one")]
+
+        def write() -> Awaitable[StoredTask]:
+            return store.create_logged_many(working, ours, owner="alice")
+
+    made = 2 if lost == "save_logged" else 1  # the version the lost write made
+    canceled = task_in(TaskState.CANCELED, "one", "two")
+    async with another_writer(db_url, prefix) as other:
+
+        async def meanwhile() -> None:
+            two = task_in(TaskState.WORKING, "one", "two")
+            await other.store.save_logged(two, chunk("two"), expected_version=made)
+            await other.store.save_logged(
+                canceled, status(TaskState.CANCELED), expected_version=made + 1
+            )
+
+        stored = await lost_reply(store_backend, write, meanwhile)
+
+    # What the write made: its version, its last event's seq.
+    assert (stored.task, stored.version, stored.last_seq) == (working, made, len(ours))
+    if lost != "save_logged":
+        assert (stored.tenant, stored.owner) == ("", "alice")
+    logged = [e.event for e in await store_backend.event_log.read("t")]
+    assert logged == [*ours, chunk("two"), status(TaskState.CANCELED)]  # each once
+    now = await store.get("t")
+    assert now is not None
+    assert (now.task, now.version, now.last_seq) == (canceled, made + 2, len(logged))
+
+
+async def test_a_retry_that_loses_the_database_while_it_looks_looks_again(
+    store_backend: SqlBackend,
+) -> None:
+    """The database goes away again while the retry looks for its token: the look is
+    tried again with the write, not taken for the conflict nor for the outage."""
+    store = store_backend.store
+    await store.create_logged(task_in(TaskState.WORKING), status(TaskState.WORKING))
+    looks: list[str] = []
+
+    def fail_the_first_look(*args: Any) -> None:
+        statement: str = args[2]
+        if "write_token" in statement and statement.lstrip().startswith("SELECT"):
+            looks.append(statement)
+            if len(looks) == 1:
+                raise BackendUnavailableError()
+
+    async def meanwhile() -> None:
+        event.listen(store_backend.engine.sync_engine, "before_cursor_execute", fail_the_first_look)
+
+    try:
+        saved = await lost_reply(
+            store_backend,
+            lambda: store.save_logged(
+                task_in(TaskState.WORKING, "one"), chunk("one"), expected_version=1
+            ),
+            meanwhile,
+        )
+    finally:
+        event.remove(store_backend.engine.sync_engine, "before_cursor_execute", fail_the_first_look)
+    assert len(looks) == 2
+    assert (saved.version, saved.last_seq) == (2, 2)
+    logged = [e.event for e in await store_backend.event_log.read("t")]
+    assert logged == [status(TaskState.WORKING), chunk("one")]
 
 
 async def test_another_writers_change_is_still_a_conflict(store_backend: SqlBackend) -> None:

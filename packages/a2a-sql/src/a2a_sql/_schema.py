@@ -38,10 +38,21 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["JOB_ID", "KEY_LENGTH", "Document", "Key", "Tables", "notify_channel"]
+__all__ = [
+    "JOB_ID",
+    "KEY_LENGTH",
+    "WRITE_TOKEN_LENGTH",
+    "Document",
+    "Key",
+    "Tables",
+    "notify_channel",
+]
 
 #: The longest id (task, context, tenant, owner) the tables take, in bytes of UTF-8.
 KEY_LENGTH: Final = 255
+
+#: The length of a write token (``events.write_token``): 16 random bytes, in hex.
+WRITE_TOKEN_LENGTH: Final = 32
 
 
 #: A push job's id: a 64-bit integer given by the database (on SQLite an ``INTEGER``
@@ -127,12 +138,16 @@ class Tables:
             Column("closed", Boolean, nullable=False),
             Column("closed_us", BigInteger, nullable=True),
         )
+        # `write_token`: the random token of the store's logged write that appended the
+        # event (migration 0005), which a retry after a lost reply looks for; NULL for an
+        # event appended alone, or logged before 0005.
         self.events = Table(
             f"{p}events",
             metadata,
             Column("task_id", Key, primary_key=True),
             Column("seq", Integer, primary_key=True, autoincrement=False),
             Column("body", Document, nullable=False),
+            Column("write_token", String(WRITE_TOKEN_LENGTH), nullable=True),
         )
         self.push_configs = Table(
             f"{p}push_configs",

@@ -156,10 +156,15 @@ class SqlEventLog(EventLog):
         await self.insert(conn, task_id, 1, body)
         return 1
 
-    async def insert(self, conn: AsyncConnection, task_id: str, seq: int, body: str) -> None:
-        """Write one event row in ``conn``'s transaction."""
+    async def insert(
+        self, conn: AsyncConnection, task_id: str, seq: int, body: str, token: str | None = None
+    ) -> None:
+        """Write one event row in ``conn``'s transaction; ``token``: the store's write it
+        belongs to (``events.write_token``, what a retry after a lost reply looks for)."""
         await conn.execute(
-            sa.insert(self.tables.events).values(task_id=task_id, seq=seq, body=body)
+            sa.insert(self.tables.events).values(
+                task_id=task_id, seq=seq, body=body, write_token=token
+            )
         )
 
     def notify(self, task_id: str) -> None:

@@ -21,9 +21,11 @@ with InvalidParams (`SqlTaskStore.check_message`, before the agent runs).
 Writes ride out a short outage (a database restart or failover): a create or save that
 finds the database unreachable is tried again for up to ``write_retry`` seconds. A retry
 after a reply lost in transit must not apply twice, so when the retry finds the id taken
-or the version moved, `_already_written` looks whether the first attempt did commit (the
-task at the version it would have made, with this write's last event) and then reports it
-done.
+or the version moved, `_already_written` looks whether an earlier attempt did commit, and
+then reports the write done. A logged write is known by its write token: a random one per
+write, the same for its retries, stored with its events (``events.write_token``) and found
+in the task's log whatever writes came after it. A write that logs no event (``create``,
+``save``) is known by the task it would have stored, at the version it would have made.
 
 A store with a ``replica_id`` records, in the same write, that replica as the ``runner`` of
 a task it writes submitted or working (cleared by any other state): what the leases of
@@ -74,7 +76,7 @@ from a2a_core.types import Message, StreamResponse, Task, TaskState
 
 from ._common import check_document, check_key, db_now_plus, db_now_us, logger
 from ._faults import is_contention
-from ._schema import Document, Key, Tables
+from ._schema import WRITE_TOKEN_LENGTH, Document, Key, Tables
 from .events import SqlEventLog, encode_event
 
 if TYPE_CHECKING:
@@ -116,6 +118,12 @@ def _params(columns: dict[str, Any], **more: Any) -> dict[str, Any]:
     params = {f"c_{name}": value for name, value in columns.items() if not _is_sql(value)}
     params.update(more)
     return params
+
+
+def _write_token() -> str:
+    """A logged write's token (``events.write_token``): random, made once per write and
+    kept by its retries, so a retry can tell its own events from any other writer's."""
+    return secrets.token_hex(WRITE_TOKEN_LENGTH // 2)
 
 
 class _SlowPathError(Exception):
@@ -227,8 +235,9 @@ class SqlTaskStore(TaskStore):
                 raise TaskExistsError(task.id) from None
             return stored
 
-        await self._retrying(write, stored, None, doing="creating a task")
-        self._ran(task)
+        _, latest = await self._retrying(write, stored, None, doing="creating a task")
+        if latest:
+            self._ran(task)
         return stored
 
     async def _insert(
@@ -273,22 +282,23 @@ class SqlTaskStore(TaskStore):
     ) -> StoredTask:
         last = len(bodies)
         stored = StoredTask(task=task, version=1, last_seq=last, tenant=tenant, owner=owner)
+        token = _write_token()
 
         async def write() -> StoredTask:
-            await self._create_logged_once(task, bodies, tenant, owner, closing)
+            await self._create_logged_once(task, bodies, tenant, owner, closing, token)
             return stored
 
-        await self._retrying(write, stored, bodies[-1], doing="creating a task")
-        self._logged(task, closing)
+        _, latest = await self._retrying(write, stored, token, doing="creating a task")
+        self._logged(task, closing, latest)
         return stored
 
     async def _create_logged_once(
-        self, task: Task, bodies: list[str], tenant: str, owner: str, closing: bool
+        self, task: Task, bodies: list[str], tenant: str, owner: str, closing: bool, token: str
     ) -> None:
         last = len(bodies)
         try:
             if self._dialect == "postgresql":
-                await self._create_logged_pg(task, tenant, owner, bodies, closing)
+                await self._create_logged_pg(task, tenant, owner, bodies, closing, token)
             else:
                 async with self.engine.begin() as conn:
                     # The task first (its last seq is its log's last): a taken id fails
@@ -308,7 +318,7 @@ class SqlTaskStore(TaskStore):
                     await conn.execute(
                         sa.insert(events),
                         [
-                            {"task_id": task.id, "seq": seq, "body": body}
+                            {"task_id": task.id, "seq": seq, "body": body, "write_token": token}
                             for seq, body in enumerate(bodies, 1)
                         ],
                     )
@@ -316,7 +326,7 @@ class SqlTaskStore(TaskStore):
             raise TaskExistsError(task.id) from None
 
     async def _create_logged_pg(
-        self, task: Task, tenant: str, owner: str, bodies: list[str], closing: bool
+        self, task: Task, tenant: str, owner: str, bodies: list[str], closing: bool, token: str
     ) -> None:
         """`create_logged` as one statement, on its own (a statement is atomic: no BEGIN
         and COMMIT round trips): the task, its log's row and its events inserted together;
@@ -331,7 +341,7 @@ class SqlTaskStore(TaskStore):
             columns,
             lambda columns: self._build_create_pg(columns, len(bodies), closing),
         )
-        params = _params(columns, p_id=task.id, p_tenant=tenant, p_owner=owner)
+        params = _params(columns, p_id=task.id, p_tenant=tenant, p_owner=owner, p_token=token)
         params.update({f"p_event{seq}": body for seq, body in enumerate(bodies, 1)})
         async with self._autocommit.connect() as conn:
             await conn.execute(statement, params)
@@ -365,17 +375,22 @@ class SqlTaskStore(TaskStore):
             .returning(logs.c.task_id)
             .cte("started")
         )
+        token = sa.bindparam("p_token", type_=sa.String())
         rows = [
             sa.select(
                 created.c.id,
                 sa.literal(seq),
                 sa.bindparam(f"p_event{seq}", type_=Document()),
+                token,
             )
             for seq in range(1, count + 1)
         ]
         logged = (
             sa.insert(events)
-            .from_select(["task_id", "seq", "body"], rows[0] if count == 1 else sa.union_all(*rows))
+            .from_select(
+                ["task_id", "seq", "body", "write_token"],
+                rows[0] if count == 1 else sa.union_all(*rows),
+            )
             .returning(events.c.seq)
             .cte("logged")
         )
@@ -405,8 +420,9 @@ class SqlTaskStore(TaskStore):
                 return await self._update(conn, task, expected_version, last_seq)
 
         made = StoredTask(task=task, version=expected_version + 1, last_seq=last_seq)
-        stored = await self._retrying(write, made, None, doing="saving a task")
-        self._ran(task)
+        stored, latest = await self._retrying(write, made, None, doing="saving a task")
+        if latest:
+            self._ran(task)
         return stored
 
     async def save_logged(
@@ -423,37 +439,46 @@ class SqlTaskStore(TaskStore):
         body = encode_event(event)
         columns = self._columns(task)
         closing = task.status.state.is_terminal
+        token = _write_token()
 
         async def write() -> StoredTask:
             try:
                 if self._dialect == "postgresql":
                     return await self._save_logged_pg(
-                        task, body, columns, closing, expected_version
+                        task, body, token, columns, closing, expected_version
                     )
                 async with self.engine.begin() as conn:
                     return await self._save_logged_fast(
-                        conn, task, body, columns, closing, expected_version
+                        conn, task, body, token, columns, closing, expected_version
                     )
             except _SlowPathError:
                 async with self.engine.begin() as conn:
                     return await self._save_logged_slow(
-                        conn, task, body, columns, closing, expected_version
+                        conn, task, body, token, columns, closing, expected_version
                     )
 
         made = StoredTask(task=task, version=expected_version + 1, last_seq=0)
-        stored = await self._retrying(write, made, body, doing="saving a task")
-        self._logged(task, closing)
+        stored, latest = await self._retrying(write, made, token, doing="saving a task")
+        self._logged(task, closing, latest)
         return stored
 
-    def _logged(self, task: Task, closing: bool) -> None:
-        """After a logged write committed: the log's followers woken (and told it closed)."""
+    def _logged(self, task: Task, closing: bool, latest: bool) -> None:
+        """After a logged write committed: the log's followers woken (and told it closed);
+        ``latest``: no write of the task came after it (see `_ran`)."""
         if closing:
             self.event_log.closed_by_write(task.id)
         self.event_log.notify(task.id)
-        self._ran(task)
+        if latest:
+            self._ran(task)
 
     async def _save_logged_pg(
-        self, task: Task, body: str, columns: dict[str, Any], closing: bool, expected: int
+        self,
+        task: Task,
+        body: str,
+        token: str,
+        columns: dict[str, Any],
+        closing: bool,
+        expected: int,
     ) -> StoredTask:
         """The logged save as one statement (`_build_save_pg`), atomic on its own."""
         queued = self.push_queue is not None
@@ -462,7 +487,7 @@ class SqlTaskStore(TaskStore):
             columns,
             lambda columns: self._build_save_pg(columns, closing, queued),
         )
-        params = _params(columns, p_id=task.id, p_expected=expected, p_event=body)
+        params = _params(columns, p_id=task.id, p_expected=expected, p_event=body, p_token=token)
         try:
             async with self._autocommit.connect() as conn:
                 row = (await conn.execute(statement, params)).first()
@@ -523,8 +548,13 @@ class SqlTaskStore(TaskStore):
         logged = (
             sa.insert(events)
             .from_select(
-                ["task_id", "seq", "body"],
-                sa.select(task_id, advanced.c.last_seq, sa.bindparam("p_event", type_=Document())),
+                ["task_id", "seq", "body", "write_token"],
+                sa.select(
+                    task_id,
+                    advanced.c.last_seq,
+                    sa.bindparam("p_event", type_=Document()),
+                    sa.bindparam("p_token", type_=sa.String()),
+                ),
             )
             .returning(events.c.seq)
             .cte("logged")
@@ -539,6 +569,7 @@ class SqlTaskStore(TaskStore):
         conn: AsyncConnection,
         task: Task,
         body: str,
+        token: str,
         columns: dict[str, Any],
         closing: bool,
         expected: int,
@@ -585,7 +616,7 @@ class SqlTaskStore(TaskStore):
         )
         if advanced.rowcount != 1:
             raise _SlowPathError
-        await self.event_log.insert(conn, task.id, seq, body)
+        await self.event_log.insert(conn, task.id, seq, body, token)
         if self.push_queue is not None and row.has_push:
             await self.push_queue.enqueue(conn, task, seq)
         if self._dialect != "sqlite":
@@ -603,6 +634,7 @@ class SqlTaskStore(TaskStore):
         conn: AsyncConnection,
         task: Task,
         body: str,
+        token: str,
         columns: dict[str, Any],
         closing: bool,
         expected: int,
@@ -611,7 +643,7 @@ class SqlTaskStore(TaskStore):
         log = self.event_log
         row = await self._lock(conn, task.id, expected)
         seq = await log.next_seq(conn, task.id, closing=closing)
-        await log.insert(conn, task.id, seq, body)
+        await log.insert(conn, task.id, seq, body, token)
         stored = await self._update(conn, task, expected, seq, row, columns)
         if self.push_queue is not None and row.has_push:
             await self.push_queue.enqueue(conn, task, seq)
@@ -621,25 +653,26 @@ class SqlTaskStore(TaskStore):
         self,
         write: Callable[[], Awaitable[StoredTask]],
         made: StoredTask,
-        last_body: str | None,
+        token: str | None,
         *,
         doing: str,
-    ) -> StoredTask:
+    ) -> tuple[StoredTask, bool]:
         """``write()``, tried again while the database is unreachable, or gave the write up
         for contention (a deadlock, a lock wait that timed out: `is_contention`), for up to
-        ``write_retry`` seconds. An attempt that failed for an outage may still have
-        committed (its reply lost): if a later one then finds the id taken or the version
-        moved, `_already_written` decides whether that was this write (then it is done).
-        One given up for contention was rolled back whole. Contention that outlasts the
-        retries is the client's "busy, try again" (ResourceExhausted), never an internal
-        error."""
+        ``write_retry`` seconds; returns what it stored, and whether it is still the task's
+        latest write. An attempt that failed for an outage may still have committed (its
+        reply lost): if a later one then finds the id taken or the version moved,
+        `_already_written` decides whether that was this write (then it is done; ``token``:
+        the logged write's, see `_write_token`). One given up for contention was rolled
+        back whole. Contention that outlasts the retries is the client's "busy, try again"
+        (ResourceExhausted), never an internal error."""
         started = time.monotonic()
         deadline = started + self.write_retry
         delay = 0.05
         uncertain = False
         while True:
             try:
-                return await write()
+                return await write(), True
             except BackendUnavailableError:
                 if time.monotonic() + delay > deadline:
                     raise
@@ -656,26 +689,38 @@ class SqlTaskStore(TaskStore):
                 delay = min(delay * 2, 0.5)
                 continue
             except (ConcurrentUpdateError, TaskExistsError):
-                if uncertain:
-                    found = await self._already_written(made, last_body)
-                    if found is not None:
-                        return found
-                raise
+                if not uncertain:
+                    raise  # every attempt was refused or rolled back: none committed
+                try:
+                    found = await self._already_written(made, token)
+                except BackendUnavailableError:
+                    # Gone again before it could tell: the next attempt meets the same
+                    # conflict, and looks again.
+                    if time.monotonic() + delay > deadline:
+                        raise
+                else:
+                    if found is None:
+                        raise  # the conflict: another write was applied, not this one
+                    return found
             # DEBUG: the outage itself is logged once (OutageLog); many writes may retry.
             logger.debug("database unreachable while %s; retrying in %.2f s", doing, delay)
             await anyio.sleep(delay)
             delay = min(delay * 2, 0.5)
 
-    async def _already_written(self, made: StoredTask, last_body: str | None) -> StoredTask | None:
-        """The task as ``made`` would have stored it, if an earlier attempt did commit: at
-        its version, with the same content and, for a logged write, this write's event
-        last in its log. ``None``: that write was not applied (another one was)."""
-        t, events = self.tables.tasks, self.tables.events
+    async def _already_written(
+        self, made: StoredTask, token: str | None
+    ) -> tuple[StoredTask, bool] | None:
+        """What ``made`` stored, if an earlier attempt of it did commit, and whether it is
+        still the task's latest write; ``None``: it was not applied (another write was).
+
+        A logged write (``token``) is the one whose events carry its token, wherever they
+        are in the task's log: `_written_with`. A write that logs no event has nothing to
+        carry one: it is known by the task at the version it would have made, with the same
+        content (so not after another write of the task, which moved the version on)."""
+        if token is not None:
+            return await self._written_with(made, token)
+        t = self.tables.tasks
         query = sa.select(t.c.version, t.c.last_seq, t.c.tenant, t.c.owner, t.c.body)
-        if last_body is not None:
-            query = query.add_columns(events.c.body.label("event")).join(
-                events, sa.and_(events.c.task_id == t.c.id, events.c.seq == t.c.last_seq)
-            )
         async with self.engine.connect() as conn:
             row = (await conn.execute(query.where(t.c.id == made.task.id))).first()
         if row is None or row.version != made.version:
@@ -684,17 +729,46 @@ class SqlTaskStore(TaskStore):
             return None  # a create: someone else's task under that id
         if msgspec.json.decode(row.body) != msgspec.json.decode(codec.encode(made.task)):
             return None
-        if last_body is not None and msgspec.json.decode(row.event) != msgspec.json.decode(
-            last_body
-        ):
-            return None
-        return StoredTask(
+        stored = StoredTask(
             task=made.task,
             version=made.version,
             last_seq=int(row.last_seq),
             tenant=row.tenant,
             owner=row.owner,
         )
+        return stored, True
+
+    async def _written_with(self, made: StoredTask, token: str) -> tuple[StoredTask, bool] | None:
+        """`_already_written` for a logged write: its last event, found by its token in the
+        task's log (the token is random and this write's alone, so no other write's event
+        has it, nor another owner's task under the same id).
+
+        What it costs: a range read of the task's events on the log's primary key (task
+        id, seq), each row's token compared: at most the task's events
+        (``TaskLimits.max_events``, 10,000 by default; SQLite and MariaDB read them newest
+        first and stop at the token). No index of its own, so no write pays for it; only
+        a retry that met a conflict after an outage reads it. The write's version is the
+        one it made (it wrote only at the version before); the task's may be later."""
+        t, events = self.tables.tasks, self.tables.events
+        query = (
+            sa.select(events.c.seq, t.c.version, t.c.tenant, t.c.owner)
+            .join(t, t.c.id == events.c.task_id)
+            .where(events.c.task_id == made.task.id, events.c.write_token == token)
+            .order_by(events.c.seq.desc())
+            .limit(1)
+        )
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None
+        stored = StoredTask(
+            task=made.task,
+            version=made.version,
+            last_seq=int(row.seq),
+            tenant=row.tenant,
+            owner=row.owner,
+        )
+        return stored, row.version == made.version
 
     def _has_push(self, tasks: sa.Table) -> sa.ColumnElement[bool]:
         """Whether the task has webhooks, read with its row: a task without any (most)
@@ -705,6 +779,8 @@ class SqlTaskStore(TaskStore):
     def _ran(self, task: Task) -> None:
         # After a write: the tasks this store last wrote running (so the agent runs here),
         # which `a2a_sql.replicas` checks when it may have missed that one was finished.
+        # Its callers skip it after a retried write that other writes already followed
+        # (their state is the task's, not this one's).
         if task.status.state in RUNNING_STATES:
             self.running_here.add(task.id)
         else:
