@@ -65,14 +65,12 @@ class DeliveryRules:
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise ValueError(f"retries must be an integer >= 0, not {retries!r}")
         for name in ("backoff", "max_backoff"):
-            _check_number(name, getattr(self, name))
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0 seconds, not {getattr(self, name)!r}")
-        _check_number("factor", self.factor)
-        if not self.factor >= 1:
+            seconds = _finite(name, getattr(self, name))
+            if seconds < 0:
+                raise ValueError(f"{name} must be >= 0 seconds, not {seconds!r}")
+        if _finite("factor", self.factor) < 1:
             raise ValueError(f"factor must be >= 1 (waits never shrink), not {self.factor!r}")
-        _check_number("jitter", self.jitter)
-        if not 0 <= self.jitter <= 1:
+        if not 0 <= _finite("jitter", self.jitter) <= 1:
             raise ValueError(f"jitter must be between 0 and 1, not {self.jitter!r}")
 
     def outcome_of(self, status: int) -> DeliveryOutcome:
@@ -105,7 +103,9 @@ class DeliveryRules:
         return min(grown, self.max_backoff)
 
 
-def _check_number(name: str, value: object) -> None:
-    # A bool is an int to Python, and NaN or infinity would pass a comparison or poison it.
+def _finite(name: str, value: object) -> float:
+    """``value``, refused unless a finite number: a bool is an int to Python, and NaN or
+    infinity would slip past a comparison or poison the arithmetic."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, not {value!r}")
+    return value
