@@ -13,10 +13,12 @@ from redis_harness import Receiver
 
 from a2a_core.server import (
     A2AServer,
+    DeliveryRules,
     PushOptions,
     PushTarget,
     TaskContext,
     WebhookPolicy,
+    WebhookPoster,
     WebhookPushSender,
 )
 from a2a_core.server.backends import PushConfigLimitError
@@ -31,6 +33,7 @@ from a2a_core.types import (
 from a2aserve_redis import PushWorker, RedisBackend, RedisPushConfigStore, RedisPushQueue
 from a2aserve_redis.push import GROUP, _Job, _job_decoder
 from helpers.a2a_client import Client, make_card, user_message
+from helpers.processes import free_port
 from helpers.tracing import AGENT_SPAN, TRACEPARENT, assert_continued, tracing
 
 pytestmark = pytest.mark.anyio
@@ -126,6 +129,54 @@ async def test_each_event_is_delivered_once_by_some_replica(redis: Redis, prefix
         assert len(per_task) == 10
         # Acknowledged jobs leave the stream.
         assert await redis.xlen(queue.keys.push_queue) == 0
+
+
+async def test_a_worker_delivers_with_a_poster_and_no_sender_running(
+    redis: Redis, prefix: str
+) -> None:
+    """No WebhookPushSender anywhere: the worker posts with a poster, under its rules."""
+    queue = RedisPushQueue(redis, prefix=prefix)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        await anyio.lowlevel.checkpoint()
+
+    rules = DeliveryRules(retries=2, backoff=0.01, factor=3, jitter=0)
+    nobody = f"http://127.0.0.1:{free_port()}/hook"  # refuses connections: retried
+    policy = WebhookPolicy(("127.0.0.1/32",))
+    async with (
+        Receiver().running() as receiver,
+        WebhookPoster(policy=policy, rules=rules, sleep=sleep) as poster,
+    ):
+        worker = PushWorker(redis, poster=poster, prefix=prefix, consumer="solo")
+        assert worker.poster is poster and worker.sender is poster
+        receiver.expect = 1
+        targets = [
+            PushTarget(config("t", nobody, "gone")),
+            PushTarget(config("t", receiver.url, "live", token="secret")),
+        ]
+        task = Task(id="t", context_id="c", status=TaskStatus(state=TaskState.WORKING))
+        async with anyio.create_task_group() as group:
+            await group.start(worker.run)
+            await queue.deliver(targets, event("t", 0), task)
+            with anyio.fail_after(10):
+                await receiver.arrived.wait()
+                while await redis.xlen(queue.keys.push_queue):  # acknowledged, deleted
+                    await anyio.sleep(0.02)
+            group.cancel_scope.cancel()
+    assert (poster.delivered, poster.failed, poster.refused) == (1, 1, 0)
+    assert waits == [0.01, 0.03]  # the rules' backoff: 1 + 2 retries to the dead webhook
+    assert receiver.tokens == ["secret"]
+
+
+async def test_a_worker_takes_a_sender_or_a_poster(redis: Redis) -> None:
+    sender = WebhookPushSender()
+    worker = PushWorker(redis, sender, consumer="one")
+    assert (worker.sender, worker.poster) == (sender, sender.poster)
+    for wrong in ({}, {"sender": sender, "poster": WebhookPoster()}):
+        with pytest.raises(ValueError, match="a sender or a poster"):
+            PushWorker(redis, consumer="one", **wrong)  # type: ignore[arg-type]
 
 
 async def test_jobs_of_a_dead_consumer_are_taken_over(redis: Redis, prefix: str) -> None:

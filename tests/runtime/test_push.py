@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import math
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -27,7 +28,14 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from a2a_core import codec
 from a2a_core.errors import LocalProtocolError
-from a2a_core.server import PushOptions, PushTarget, WebhookPolicy, WebhookPushSender
+from a2a_core.server import (
+    DeliveryRules,
+    PushOptions,
+    PushTarget,
+    WebhookPolicy,
+    WebhookPoster,
+    WebhookPushSender,
+)
 from a2a_core.server._memory_push import InMemoryPushConfigStore, PushConfigLimitError
 from a2a_core.server._webhook_guard import WebhookUrlRefusedError, check_webhook_url
 from a2a_core.server.observe import NoOpObservation, NoOpObserver, PushObservation
@@ -1077,3 +1085,123 @@ def test_a_server_and_its_sender_guard_with_one_policy() -> None:
     other = WebhookPushSender(policy=WebhookPolicy(allow_private=True))
     with pytest.raises(ValueError, match=r"differs from the server's.*PushOptions"):
         A2AServer(echo, card=make_card(), push=push, backend=InMemoryBackend(push_sender=other))
+
+
+# --- the poster alone: one delivery's I/O, under the rules, with no queue --------------------
+
+ALLOW = WebhookPolicy(("127.0.0.1",))
+
+
+@pytest.mark.anyio
+async def test_a_poster_sends_under_its_rules_without_a_sender() -> None:
+    sleep = RecordingSleep()
+    rules = DeliveryRules(retries=2, backoff=1, factor=3, jitter=0)
+    async with receiving(script(503, 429)) as rx:
+        async with WebhookPoster(policy=ALLOW, rules=rules, sleep=sleep) as poster:
+            await poster.send([target(rx.url(), token="tok")], status_event(), TASK)
+        assert (poster.delivered, poster.failed) == (1, 0)
+    assert sleep.delays == [1, 3]
+    assert [r.header("x-a2a-notification-token") for r in rx.requests] == ["tok"] * 3
+    assert {r.body for r in rx.requests} == {codec.encode(status_event())}
+
+
+@pytest.mark.anyio
+async def test_a_poster_attempt_says_when_its_rules_want_the_next() -> None:
+    rules = DeliveryRules(retries=1, backoff=2, jitter=0)
+    async with receiving(script(500, 500, 404)) as rx:
+        async with WebhookPoster(policy=ALLOW, rules=rules) as poster:
+            first = await poster.attempt(target(rx.url()), status_event(), None)
+            last = await poster.attempt(target(rx.url()), status_event(), None, attempt=1)
+            not_retried = await poster.attempt(target(rx.url()), status_event(), None)
+            done = await poster.attempt(target(rx.url()), status_event(), None)
+        assert (poster.delivered, poster.failed) == (1, 2)
+    assert (first.delivered, first.retry_in, first.reason) == (False, 2.0, "HTTP 500")
+    assert (last.delivered, last.retry_in) == (False, None)  # its one retry was this
+    assert (not_retried.retry_in, not_retried.reason) == (None, "HTTP 404")
+    assert (done.delivered, done.retry_in) == (True, None)
+
+
+@pytest.mark.anyio
+async def test_a_poster_posts_at_most_max_concurrent_at_once() -> None:
+    release = anyio.Event()
+
+    async def held(request: Received) -> int | None:
+        await release.wait()
+        return 200
+
+    async with receiving(held) as rx:
+        async with (
+            WebhookPoster(policy=ALLOW, max_concurrent=1) as poster,
+            anyio.create_task_group() as group,
+        ):
+            for n in range(2):
+                hook = target(rx.url(), config_id=f"c{n}")
+                group.start_soon(poster.send, [hook], status_event(), TASK)
+            with anyio.fail_after(10):
+                while not rx.requests:
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.2)  # a second POST let through would have come by now
+            assert len(rx.requests) == 1
+            release.set()
+        assert poster.delivered == 2
+    assert len(rx.requests) == 2
+
+
+@pytest.mark.anyio
+async def test_a_poster_must_be_open_and_opens_once() -> None:
+    poster = WebhookPoster()
+    with pytest.raises(RuntimeError, match="not open"):
+        await poster.send([target("https://hooks.example/h")], status_event(), TASK)
+    async with poster:
+        assert poster.open
+        with pytest.raises(RuntimeError, match="only once"):
+            await poster.__aenter__()
+    assert not poster.open
+    with pytest.raises(RuntimeError, match="not open"):
+        await poster.attempt(target("https://hooks.example/h"), status_event(), TASK)
+
+
+@pytest.mark.anyio
+async def test_a_poster_leaves_a_client_it_was_given_open() -> None:
+    net, dns = NoNetwork(), FakeDns({"hooks.example": ["93.184.216.34"]})
+    async with net.client:
+        async with WebhookPoster(client=net.client, resolve=dns) as poster:
+            await poster.send([target("http://hooks.example/h")], status_event(), TASK)
+        assert not net.client.is_closed
+    assert poster.delivered == 1
+    assert [str(r.url) for r in net.requests] == ["http://93.184.216.34/h"]
+
+
+@pytest.mark.anyio
+async def test_a_senders_poster_is_open_while_the_sender_runs() -> None:
+    push = sender()
+    assert not push.poster.open
+    async with push:
+        assert push.poster.open
+    assert not push.poster.open
+
+
+@pytest.mark.anyio
+async def test_a_poster_delivers_under_the_context_a_queue_kept() -> None:
+    kept = {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+    observer = _ContextObserver()
+    async with receiving() as rx, WebhookPoster(policy=ALLOW, observer=observer) as poster:
+        await poster.send([target(rx.url())], status_event(), TASK, context=kept)
+        assert (await poster.attempt(target(rx.url()), status_event(), None)).delivered
+    sent = [json.loads(r.header("x-context") or "null") for r in rx.requests]
+    assert sent == [kept, "here"]
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        ({"timeout": 0}, "timeout"),
+        ({"timeout": math.nan}, "timeout"),
+        ({"timeout": math.inf}, "timeout"),
+        ({"max_concurrent": 0}, "max_concurrent"),
+        ({"max_concurrent": 1.5}, "max_concurrent"),
+    ],
+)
+def test_a_poster_refuses_a_wrong_option_by_name(options: dict[str, Any], named: str) -> None:
+    with pytest.raises(ValueError, match=f"^{named} must"):
+        WebhookPoster(**options)

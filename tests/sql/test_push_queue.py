@@ -30,7 +30,14 @@ from redis_harness import result as http_result
 from redis_harness import send_params as http_send_params
 
 from a2a_core import codec
-from a2a_core.server import A2AServer, PushSecretCipher, TaskContext
+from a2a_core.server import (
+    A2AServer,
+    DeliveryRules,
+    PushSecretCipher,
+    TaskContext,
+    WebhookPoster,
+    WebhookPushSender,
+)
 from a2a_core.server.backends import ConcurrentUpdateError, EventLogClosedError, Observer
 from a2a_core.types import (
     Artifact,
@@ -45,7 +52,7 @@ from a2a_core.types import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a_sql import PushQueueSettings, SqlBackend, upgrade
+from a2a_sql import PushQueueSettings, SqlBackend, SqlPushWorker, upgrade
 from a2a_sql._common import db_now_us
 from helpers.a2a_client import Client, make_card, user_message
 from helpers.processes import ServerProcess, free_port
@@ -233,6 +240,63 @@ async def test_a_failing_webhook_gets_the_event_once_it_recovers_and_a_dead_one_
         await anyio.sleep(0.3)  # no further attempt comes
         assert hook.refused == [event for event in events for _ in range(4)]
     await backend.engine.dispose()
+
+
+async def test_the_worker_delivers_with_a_poster_of_its_settings_and_no_sender(
+    db_url: str, prefix: str
+) -> None:
+    """No WebhookPushSender runs: the backend's worker attempts with a `WebhookPoster` made
+    from ``PushQueueSettings.webhook``, whose rules decide the retries (here 1: 2 attempts)."""
+    once = settings(webhook={**FAST, "retries": 1, "factor": 3.0})
+    backend = await make_backend(db_url, prefix, push_queue=once)
+    async with Hook().running() as hook, serving(backend) as client:
+        assert backend.push_queue is not None
+        worker = backend.push_queue.worker
+        assert worker is not None and worker.sender is worker.poster
+        assert not isinstance(worker.sender, WebhookPushSender)
+        assert worker.poster.rules == DeliveryRules(
+            retries=1, backoff=0.05, factor=3.0, max_backoff=0.2, jitter=0.0
+        )
+        assert worker.poster.timeout == 2.0
+        hook.failures = 1000  # never answers 2xx: each job is tried twice, then given up
+        dead = await send_with_hook(client, "stream 1", hook)
+        given_up = await pushed_events(backend, dead)
+        await until(lambda: len(hook.refused) >= 2 * len(given_up))
+        await drained(backend)
+        await anyio.sleep(0.3)  # no third attempt comes
+        assert hook.refused == [event for event in given_up for _ in range(2)]
+        hook.failures = 0
+        alive = await send_with_hook(client, "stream 1", hook)
+        events = await pushed_events(backend, alive)
+        await until(lambda: len(hook.bodies) >= len(events))
+        assert hook.bodies == events
+        await drained(backend)
+        assert (worker.poster.delivered, worker.poster.failed) == (len(events), len(given_up))
+    await backend.engine.dispose()
+
+
+async def test_a_worker_takes_a_sender_or_a_poster(tmp_path: Path) -> None:
+    backend = SqlBackend(f"sqlite+aiosqlite:///{tmp_path / 'push.db'}")
+    assert backend.push_queue is not None
+    sender = WebhookPushSender()
+    worker = SqlPushWorker(backend.push_queue, sender)
+    assert (worker.sender, worker.poster) == (sender, sender.poster)
+    for wrong in ({}, {"sender": sender, "poster": WebhookPoster()}):
+        with pytest.raises(ValueError, match="a sender or a poster"):
+            SqlPushWorker(backend.push_queue, **wrong)  # type: ignore[arg-type]
+    await backend.engine.dispose()
+
+
+def test_the_webhook_settings_are_checked_when_built() -> None:
+    with pytest.raises(ValueError, match=r"^retries must"):
+        settings(webhook={"retries": -1})
+    with pytest.raises(ValueError, match=r"^jitter must"):
+        settings(webhook={**FAST, "jitter": 2})
+    for wrong in ("queue_size", "policy", "retry"):
+        with pytest.raises(ValueError, match=f"takes: {wrong} "):
+            settings(webhook={**FAST, wrong: 1})
+    # The names a WebhookPushSender takes for them still work (``workers``: max_concurrent).
+    settings(webhook={**FAST, "workers": 2, "content_type": "application/a2a+json"})
 
 
 async def test_each_attempt_continues_the_trace_of_the_agent_that_wrote_the_event(

@@ -49,7 +49,7 @@ from a2a_core.server.backends import (
     PushSecretCipher,
     ServerHandle,
     Service,
-    WebhookPushSender,
+    WebhookPoster,
 )
 
 from ._common import LUA_INDEX, REDIS_DOWN, Keys, Script, dedicated_client, logger
@@ -248,11 +248,12 @@ class RedisBackend:
             self.push_queue.observer = server.observer
             worker: PushWorker | None = None
             if server.push_enabled:
-                sender = WebhookPushSender(policy=server.webhook_policy, observer=server.observer)
-                await stack.enter_async_context(sender)
+                # The stream is the queue: a poster (no in-memory queue) is all it needs.
+                poster = WebhookPoster(policy=server.webhook_policy, observer=server.observer)
+                await stack.enter_async_context(poster)
                 worker = PushWorker(
                     self.redis,
-                    sender,
+                    poster=poster,
                     prefix=self.keys.prefix,
                     consumer=self.replica_id,
                     claim_idle=self.push_claim_idle,

@@ -14,9 +14,10 @@ Delivery is split in two so that no event is lost with the replica that produced
   targets, the event, the task as it stands, and with an observer the trace context of
   the agent that wrote the event, as W3C headers) to the stream ``P pushq`` and returns.
 - Every replica runs a :class:`PushWorker`, a consumer of the group ``a2a-push`` on that
-  stream. Each job goes to one consumer, which hands it to its (in-memory)
-  :class:`~a2a_core.server.WebhookPushSender` and acknowledges it only when every webhook
-  has its outcome (delivered, or given up after the sender's retries); the delivery's span
+  stream. Each job goes to one consumer, which delivers it with its
+  :class:`~a2a_core.server.WebhookPoster` (no in-memory queue: the stream is the queue) and
+  acknowledges it only when every webhook has its outcome (delivered, or given up under the
+  poster's `~a2a_core.server.DeliveryRules`, sleeping between attempts); the delivery's span
   continues the job's trace on whichever replica makes it. A job whose
   consumer died stays pending: the replica that reaps the dead one claims its jobs at once
   (:meth:`PushWorker.take_over`), and every worker claims jobs idle for longer than
@@ -48,6 +49,7 @@ from a2a_core.server.backends import (
     PushSecretCipher,
     PushSecretError,
     PushTarget,
+    WebhookPoster,
     WebhookPushSender,
     redact_push_config,
 )
@@ -388,8 +390,10 @@ class RedisPushQueue:
 class PushWorker:
     """One replica's consumer of the push stream (module docstring).
 
-    :param sender: a running :class:`~a2a_core.server.WebhookPushSender` (its guard, retries
-        and counters apply).
+    :param sender: a running :class:`~a2a_core.server.WebhookPushSender`, whose `poster`
+        (its guard, rules and counters) the worker delivers with; or give ``poster``.
+    :param poster: an open :class:`~a2a_core.server.WebhookPoster` to deliver with (its
+        guard, `DeliveryRules` and counters apply), with no sender running.
     :param consumer: this replica's name in the group.
     :param claim_idle: seconds after which a job still pending for another consumer is
         claimed by this one (longer than a delivery with all its retries can take).
@@ -400,18 +404,28 @@ class PushWorker:
     def __init__(
         self,
         redis: Redis,
-        sender: WebhookPushSender,
+        sender: WebhookPushSender | None = None,
         *,
+        poster: WebhookPoster | None = None,
         prefix: str = "a2a:",
         consumer: str,
         claim_idle: float = 60.0,
         max_in_flight: int = 64,
         cipher: PushSecretCipher | None = None,
     ) -> None:
+        if (sender is None) == (poster is None):
+            raise ValueError("give a PushWorker a sender or a poster, not both")
+        if poster is None:
+            assert sender is not None
+            poster = sender.poster
         self.redis = redis
         self.cipher = cipher
         self.keys = Keys(prefix)
-        self.sender = sender
+        #: What makes the attempts: the poster given, or the sender's.
+        self.poster = poster
+        #: Whose counters (``delivered``, ``failed``, ``refused``) tell what this worker
+        #: did: the sender given, else the poster.
+        self.sender: WebhookPushSender | WebhookPoster = sender if sender is not None else poster
         self.consumer = consumer
         self.claim_idle = claim_idle
         self.max_in_flight = max_in_flight
@@ -560,7 +574,7 @@ class PushWorker:
             if job is not None:
                 targets = self._targets(job)
                 try:
-                    await self.sender.send(targets, job.event, job.task, context=job.trace or None)
+                    await self.poster.send(targets, job.event, job.task, context=job.trace or None)
                 except Exception:
                     logger.exception("push job %r failed unexpectedly", entry_id)
             await self._ack(entry_id)

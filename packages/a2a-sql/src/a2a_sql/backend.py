@@ -89,8 +89,8 @@ class SqlBackend:
         elsewhere run ``python -m a2a_sql upgrade URL`` as a deployment step).
     :param fail_unfinished: apply the restart rule at start.
     :param push_sender: webhook delivery of your own (``None``: the durable queue).
-    :param push_queue: the durable push queue's bounds and timings, and the options of
-        its `WebhookPushSender` (`PushQueueSettings`).
+    :param push_queue: the durable push queue's bounds and timings, and how it calls
+        webhooks (`PushQueueSettings`: its `DeliveryRules` and `WebhookPoster`).
     :param push_secret_keys: Fernet keys, newest first, to keep webhook secrets encrypted.
     :param engine_options: more arguments of ``create_async_engine`` (pool sizes...).
     :param write_retry: seconds a task's create or save keeps trying while the database is

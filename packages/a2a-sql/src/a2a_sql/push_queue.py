@@ -20,9 +20,10 @@ the process died is delivered after a restart (or by another process on the data
   transaction (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL and MariaDB/MySQL: two
   workers never take the same row; SQLite, one process, needs no lock), writing a claim
   token and a deadline of ``claim_timeout`` seconds on the *database's* clock. It makes one
-  attempt through the server's `WebhookPushSender` (its SSRF guard, timeout, headers and
-  backoff) and then deletes the job (2xx, or given up per the sender's retry policy:
-  logged) or puts it back due after the sender's backoff, one attempt counted. Both only
+  attempt with its `WebhookPoster` (the SSRF guard of the server's policy, the timeout, the
+  headers; no in-memory queue: the table is the queue) and then deletes the job (2xx, or
+  given up under the poster's `DeliveryRules`: logged) or puts it back due after the
+  rules' backoff, one attempt counted. Both only
   while the claim is still its own. A job whose worker died is claimed again once its
   deadline passed (on SQLite, one process, at once when the server starts again); an
   attempt still running near its deadline is cancelled first, so two workers never
@@ -42,6 +43,7 @@ the process died is delivered after a restart (or by another process on the data
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -59,11 +61,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from a2a_core import codec
 from a2a_core.server.backends import (
     BackendUnavailableError,
+    DeliveryRules,
     LoggedPushSender,
     Observer,
     PushAttempt,
     PushTarget,
     ServerHandle,
+    WebhookPoster,
     WebhookPushSender,
 )
 from a2a_core.types import StreamResponse, Task
@@ -91,6 +95,30 @@ _CLAIM_MARGIN: Final = 1.0
 _trace_encoder: Final = msgspec.json.Encoder()
 _trace_decoder: Final = msgspec.json.Decoder(dict[str, str])
 
+#: The options of `PushQueueSettings.webhook` that are `DeliveryRules`; and those that are
+#: the `WebhookPoster`'s (``workers``: the `WebhookPushSender`'s name of ``max_concurrent``).
+_RULE_OPTIONS: Final = frozenset(f.name for f in dataclasses.fields(DeliveryRules))
+_POSTER_OPTIONS: Final = frozenset(
+    {"timeout", "content_type", "client", "resolve", "sleep", "max_concurrent", "workers"}
+)
+
+
+def _delivery(webhook: Mapping[str, Any]) -> tuple[DeliveryRules, dict[str, Any]]:
+    """The rules and the poster's options that ``webhook`` (`PushQueueSettings.webhook`)
+    gives; `ValueError` for an option neither has."""
+    unknown = sorted(set(webhook) - _RULE_OPTIONS - _POSTER_OPTIONS)
+    if unknown:
+        raise ValueError(
+            "webhook has options neither DeliveryRules nor WebhookPoster takes: "
+            f"{', '.join(unknown)} (the SSRF options come from the server)"
+        )
+    rules = DeliveryRules(**{k: v for k, v in webhook.items() if k in _RULE_OPTIONS})
+    options = {k: v for k, v in webhook.items() if k in _POSTER_OPTIONS}
+    workers = options.pop("workers", None)
+    if workers is not None:
+        options.setdefault("max_concurrent", workers)
+    return rules, options
+
 
 @dataclass(frozen=True, slots=True)
 class PushQueueSettings:
@@ -109,15 +137,17 @@ class PushQueueSettings:
     max_in_flight: int = 16
     """Jobs this worker delivers at once."""
     webhook: Mapping[str, Any] = field(default_factory=dict)
-    """More arguments of the `WebhookPushSender` (``timeout``, ``retries``, ``backoff``,
-    ``max_backoff``, ``jitter``, ``content_type``...); the SSRF options come from the
-    server."""
+    """How each webhook is called, with the names a `WebhookPushSender` takes: its
+    `DeliveryRules` (``retries``, ``backoff``, ``factor``, ``max_backoff``, ``jitter``)
+    and its `WebhookPoster`'s options (``timeout``, ``content_type``, ``client``...); the
+    SSRF options come from the server."""
 
     def __post_init__(self) -> None:
         if min(self.max_jobs, self.max_jobs_per_task, self.max_job_bytes) < 1:
             raise ValueError("max_jobs, max_jobs_per_task and max_job_bytes must be >= 1")
         if self.max_in_flight < 1 or self.scan_interval <= 0:
             raise ValueError("max_in_flight must be >= 1 and scan_interval > 0")
+        _delivery(self.webhook)  # a wrong option is refused here, not when the server starts
         timeout = float(self.webhook.get("timeout", 10.0))
         if self.claim_timeout < timeout + 2 * _CLAIM_MARGIN:
             raise ValueError("claim_timeout must exceed the webhook timeout by 2 s at least")
@@ -314,7 +344,7 @@ class SqlPushQueue:
 
     @asynccontextmanager
     async def service(self, server: ServerHandle) -> AsyncIterator[SqlPushQueue]:
-        """Run a worker beside ``server`` (a backend `Service`), with a `WebhookPushSender`
+        """Run a worker beside ``server`` (a backend `Service`), with a `WebhookPoster`
         honouring the server's SSRF options; nothing when the card declares no push."""
         self.enabled = server.push_enabled
         if not self.enabled:
@@ -322,15 +352,16 @@ class SqlPushQueue:
             return
         self.observer = server.observer
         settings = self.settings
-        options: dict[str, Any] = {"workers": settings.max_in_flight, **settings.webhook}
-        sender = WebhookPushSender(
-            policy=server.webhook_policy, observer=server.observer, **options
+        rules, options = _delivery(settings.webhook)
+        options.setdefault("max_concurrent", settings.max_in_flight)
+        poster = WebhookPoster(
+            rules=rules, policy=server.webhook_policy, observer=server.observer, **options
         )
         _check_skip_locked(self.engine.dialect)
         if self.engine.dialect.name == "sqlite":
             await self.release_claims()
-        async with sender, anyio.create_task_group() as group:
-            worker = SqlPushWorker(self, sender)
+        async with poster, anyio.create_task_group() as group:
+            worker = SqlPushWorker(self, poster=poster)
             await group.start(worker.run)
             self.worker = worker
             try:
@@ -369,12 +400,30 @@ def _trace_of(job: _Job) -> dict[str, str] | None:
 class SqlPushWorker:
     """Claims and delivers the jobs of a :class:`SqlPushQueue` (module docstring).
 
-    :param sender: a running `WebhookPushSender` (its guard, retries and counters apply).
+    :param sender: a running `WebhookPushSender`, whose `poster` (its guard, rules and
+        counters) the worker attempts with; or give ``poster``.
+    :param poster: an open `WebhookPoster` to attempt with (its guard, `DeliveryRules` and
+        counters apply), with no sender running.
     """
 
-    def __init__(self, queue: SqlPushQueue, sender: WebhookPushSender) -> None:
+    def __init__(
+        self,
+        queue: SqlPushQueue,
+        sender: WebhookPushSender | None = None,
+        *,
+        poster: WebhookPoster | None = None,
+    ) -> None:
+        if (sender is None) == (poster is None):
+            raise ValueError("give a SqlPushWorker a sender or a poster, not both")
+        if poster is None:
+            assert sender is not None
+            poster = sender.poster
         self.queue = queue
-        self.sender = sender
+        #: What makes the attempts: the poster given, or the sender's.
+        self.poster = poster
+        #: Whose counters (``delivered``, ``failed``, ``refused``) tell what this worker
+        #: did: the sender given, else the poster.
+        self.sender: WebhookPushSender | WebhookPoster = sender if sender is not None else poster
         self.settings = queue.settings
         self._in_flight: dict[int, _Job] = {}
         self._next_due = float("inf")
@@ -517,7 +566,7 @@ class SqlPushWorker:
             return PushAttempt(delivered=False, retry_in=None, reason=why)
         event = codec.decode(event_body, StreamResponse)
         task = codec.decode(job.task_body, Task) if job.task_body is not None else None
-        return await self.sender.attempt(
+        return await self.poster.attempt(
             targets[0], event, task, attempt=job.attempts, context=_trace_of(job)
         )
 

@@ -7,6 +7,7 @@ Adapters call :meth:`A2AServer.handle`; agents receive a :class:`TaskContext`.
 from a2a_core.server._agent import Agent, AgentResult, AuthRequired, InputRequired
 from a2a_core.server._backend import Backend, InMemoryBackend, Service
 from a2a_core.server._context import TaskContext
+from a2a_core.server._delivery_rules import DeliveryOutcome, DeliveryRules
 from a2a_core.server._events import EventLog, ImmediateEventLog, LoggedEvent
 from a2a_core.server._extensions import Extension, TimestampExtension
 from a2a_core.server._guards import INACTIVITY_TEXT, INTERRUPTED_EXPIRY_TEXT, ExecutionGuards
@@ -29,6 +30,7 @@ from a2a_core.server._store import (
     TaskStore,
 )
 from a2a_core.server._webhook_guard import WebhookPolicy
+from a2a_core.server._webhook_poster import WebhookPoster
 
 __all__ = [
     "ANONYMOUS_OWNER",
@@ -41,6 +43,8 @@ __all__ = [
     "AuthRequired",
     "AuthorizeTask",
     "Backend",
+    "DeliveryOutcome",
+    "DeliveryRules",
     "EventLog",
     "ExecutionGuards",
     "ExtendedCard",
@@ -72,6 +76,7 @@ __all__ = [
     "TaskStore",
     "TimestampExtension",
     "WebhookPolicy",
+    "WebhookPoster",
     "WebhookPushSender",
     "owner_by_identity",
     "owner_key",

@@ -59,13 +59,13 @@ class ServerHandle(Protocol):
     @property
     def webhook_policy(self) -> WebhookPolicy:
         """The SSRF guard's policy, which a backend's own push delivery must guard with
-        (``WebhookPushSender(policy=server.webhook_policy)``)."""
+        (``WebhookPoster(policy=server.webhook_policy)``)."""
         ...
 
     @property
     def observer(self) -> Observer | None:
         """Told what happens (:mod:`~a2a_core.server.observe`): a backend's own push
-        delivery passes it to its `WebhookPushSender`; ``None``: nobody is."""
+        delivery passes it to its `WebhookPoster`; ``None``: nobody is."""
         ...
 
     async def fail_task(self, task_id: str, text: str) -> bool:

@@ -1,7 +1,7 @@
 """The webhook SSRF guard (L2): which webhook URLs and addresses the server may POST to.
 
 Pure and cheap: it parses and checks, and does no I/O (no DNS lookup, no connection).
-:mod:`.push_delivery` does the resolving, and asks this module about what it found.
+:mod:`._webhook_poster` does the resolving, and asks this module about what it found.
 
 - :func:`check_webhook_url` is the static part, what the URL itself shows: http(s) only,
   and no literal loopback, private, link-local, multicast, reserved or unspecified address
@@ -106,8 +106,9 @@ class WebhookPolicy:
     """Which webhook targets the SSRF guard lets through, beyond the public internet.
 
     One value for both checks of a webhook: the server's when a config is created
-    (``PushOptions`` builds it) and the sender's at every delivery (the server gives its
-    own to a `WebhookPushSender` it runs or is given), so that no URL is accepted by one
+    (``PushOptions`` builds it) and the poster's at every delivery (the server gives its
+    own to a `WebhookPushSender` it runs or is given, and a backend to the `WebhookPoster`
+    of its queue), so that no URL is accepted by one
     and refused by the other. Checked when built: a mistake raises `ValueError`.
     """
 
@@ -258,7 +259,7 @@ def check_webhook_url(
     an IP literal (refused if loopback, private, link-local, multicast, reserved or
     unspecified, IPv4-mapped IPv6 included), and the ``localhost`` names. A hostname passes
     here and is checked again at every delivery, after resolution (:func:`check_resolved`),
-    by :class:`~a2a_core.server.WebhookPushSender` (it may point somewhere
+    by :class:`~a2a_core.server.WebhookPoster` (it may point somewhere
     else by then: DNS rebinding).
 
     ``allow_hosts`` lists hostnames (matched exactly, case-insensitively; no address checks

@@ -23,11 +23,13 @@ in one place:
 - `HealthCheckingBackend`, the optional ``check_health`` a backend offers for readiness
   probes (`A2AServer.check_health`, `Health`);
 - `Service`, how a backend runs its background work under the server's lifespan, given a
-  `ServerHandle` (what a service may use of the server), and `WebhookPushSender`, the
-  delivery a backend may wrap (its `WebhookPushSender.attempt` makes one attempt and says
-  when the next is due, a `PushAttempt`, for a queue that keeps retries durable), and the
-  SSRF guard it applies (`WebhookPolicy`, the server's ``webhook_policy``;
-  `check_webhook_url`, `WebhookUrlRefusedError`);
+  `ServerHandle` (what a service may use of the server); the webhook delivery a backend's
+  queue uses: `WebhookPoster`, which posts one delivery at a time with no queue of its own
+  (its `WebhookPoster.attempt` makes one attempt and says when the next is due, a
+  `PushAttempt`, for a queue that keeps retries durable), under `DeliveryRules` (retries,
+  backoff, what counts as delivered: `DeliveryOutcome`), and `WebhookPushSender`, the
+  in-memory queue in front of one; and the SSRF guard they apply (`WebhookPolicy`, the
+  server's ``webhook_policy``; `check_webhook_url`, `WebhookUrlRefusedError`);
   `Observer`, the server's observer (`ServerHandle.observer`), whose
   `Observer.push_context_headers` a durable push queue keeps with each job so that its
   delivery continues the trace of the agent that wrote the event;
@@ -42,6 +44,7 @@ in one place:
 from __future__ import annotations
 
 from a2a_core.server._backend import Backend, InMemoryBackend, ServerHandle, Service
+from a2a_core.server._delivery_rules import DeliveryOutcome, DeliveryRules
 from a2a_core.server._events import (
     EventLog,
     EventLogClosedError,
@@ -65,7 +68,7 @@ from a2a_core.server._push import (
     PushSender,
     PushTarget,
 )
-from a2a_core.server._push_delivery import PushAttempt, WebhookPushSender
+from a2a_core.server._push_delivery import WebhookPushSender
 from a2a_core.server._push_secrets import PushSecretCipher, PushSecretError, redact_push_config
 from a2a_core.server._server import A2AServer
 from a2a_core.server._store import (
@@ -87,6 +90,7 @@ from a2a_core.server._webhook_guard import (
     WebhookUrlRefusedError,
     check_webhook_url,
 )
+from a2a_core.server._webhook_poster import PushAttempt, WebhookPoster
 from a2a_core.server.observe import Observer
 
 __all__ = [
@@ -97,6 +101,8 @@ __all__ = [
     "BatchLoggedTaskStore",
     "CheckedTaskStore",
     "ConcurrentUpdateError",
+    "DeliveryOutcome",
+    "DeliveryRules",
     "EventLog",
     "EventLogClosedError",
     "Health",
@@ -127,6 +133,7 @@ __all__ = [
     "TaskStore",
     "VisibleFilter",
     "WebhookPolicy",
+    "WebhookPoster",
     "WebhookPushSender",
     "WebhookUrlRefusedError",
     "check_webhook_url",

@@ -25,10 +25,11 @@ The points, and who calls them:
   `~ExecutionObservation.ended` with the task's state;
 - **tasks** (``writes``): `Observer.task_changed` after every change written (creation
   included), whoever wrote it (the agent, a cancel, a guard);
-- **push delivery** (``push_delivery``): `Observer.push_context` when an event is queued
-  for webhooks (the context of whoever caused it), `Observer.push_started` when its
-  delivery begins, whose :class:`PushObservation` gives headers to add (``traceparent``),
-  is entered around the attempts and hears each attempt and the outcome. A durable queue
+- **push delivery** (``push_delivery``, ``webhook_poster``): `Observer.push_context` when
+  an event is queued for webhooks (the context of whoever caused it),
+  `Observer.push_started` when its delivery begins, whose :class:`PushObservation` gives
+  headers to add (``traceparent``), is entered around the attempts and hears each attempt
+  and the outcome. A durable queue
   (``a2aserve_redis``, ``a2a_sql``), whose deliveries may be made by another process or
   after a restart, asks for `Observer.push_context_headers` instead, the same context as
   text, keeps it with the job, and hands the mapping back as ``push_started``'s context;
@@ -132,7 +133,7 @@ class PushObservation(Protocol):
     def finished(self, outcome: str) -> None:
         """The delivery's end: ``"delivered"``, ``"failed"``, ``"refused"`` or
         ``"cancelled"``; or ``"retrying"`` for one attempt of a durable queue
-        (`WebhookPushSender.attempt`, the SQL backend's), which observes each attempt."""
+        (`WebhookPoster.attempt`, the SQL backend's), which observes each attempt."""
         ...
 
 
