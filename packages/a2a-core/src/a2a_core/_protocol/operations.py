@@ -23,6 +23,7 @@ import msgspec
 
 from a2a_core.compat.v0_3 import convert as v03c
 from a2a_core.compat.v0_3 import rest_convert as v03r
+from a2a_core.compat.v0_3 import rest_types as v03rt
 from a2a_core.compat.v0_3 import types as v03
 from a2a_core.types import (
     AgentCard,
@@ -128,6 +129,17 @@ class OperationSpec(msgspec.Struct, frozen=True):
     v0_3_rest_result: Callable[[Any], Any] | None = None
     """The conversion of its v1.0 result to the body of its v0.3 REST route (``None``: the
     same value, or no such route)."""
+    # The client's direction: the same row, read the other way (a2a_core.client).
+    v0_3_from_v1: Callable[[Any], Any] | None = None
+    """The conversion of the v1.0 request to the v0.3 JSON-RPC params."""
+    v0_3_result_type: Any = None
+    """The type of the v0.3 JSON-RPC result (``None``: an empty result, or no v0.3 method)."""
+    v0_3_result_to_v1: Callable[[Any], Any] | None = None
+    """The conversion of that v0.3 result to the v1.0 result."""
+    v0_3_rest_result_type: Any = None
+    """The type of the body of its v0.3 REST route's reply (``None``: empty, or no route)."""
+    v0_3_rest_result_to_v1: Callable[[Any], Any] | None = None
+    """The conversion of that body to the v1.0 result."""
 
 
 class _V03NoParams(msgspec.Struct):
@@ -137,6 +149,10 @@ class _V03NoParams(msgspec.Struct):
 
 def _extended_card_params_to_v1(_params: _V03NoParams) -> GetExtendedAgentCardRequest:
     return GetExtendedAgentCardRequest()
+
+
+def _extended_card_params_from_v1(_request: GetExtendedAgentCardRequest) -> _V03NoParams:
+    return _V03NoParams()
 
 
 _ROWS: Final = (
@@ -150,6 +166,11 @@ _ROWS: Final = (
         v0_3_to_v1=v03c.send_params_to_v1,
         v0_3_result=v03c.send_result_from_v1,
         v0_3_rest_result=v03r.send_response_from_v1,
+        v0_3_from_v1=v03c.send_params_from_v1,
+        v0_3_result_type=v03.SendMessageResult,
+        v0_3_result_to_v1=v03c.send_result_to_v1,
+        v0_3_rest_result_type=v03rt.SendMessageResponse,
+        v0_3_rest_result_to_v1=v03r.send_response_to_v1,
     ),
     OperationSpec(
         Operation.SEND_STREAMING_MESSAGE,
@@ -161,6 +182,7 @@ _ROWS: Final = (
         v0_3_method="message/stream",
         v0_3_params=v03.MessageSendParams,
         v0_3_to_v1=v03c.send_params_to_v1,
+        v0_3_from_v1=v03c.send_params_from_v1,
     ),
     OperationSpec(
         Operation.GET_TASK,
@@ -172,6 +194,11 @@ _ROWS: Final = (
         v0_3_to_v1=v03c.get_task_params_to_v1,
         v0_3_result=v03c.task_from_v1,
         v0_3_rest_result=v03r.task_from_v1,
+        v0_3_from_v1=v03c.get_task_params_from_v1,
+        v0_3_result_type=v03.Task,
+        v0_3_result_to_v1=v03c.task_to_v1,
+        v0_3_rest_result_type=v03rt.Task,
+        v0_3_rest_result_to_v1=v03r.task_to_v1,
     ),
     # v0.3 has no list-tasks method (spec-decisions A4).
     OperationSpec(Operation.LIST_TASKS, ListTasksRequest, (ListTasksResponse,), verb="list"),
@@ -185,6 +212,11 @@ _ROWS: Final = (
         v0_3_to_v1=v03c.cancel_params_to_v1,
         v0_3_result=v03c.task_from_v1,
         v0_3_rest_result=v03r.task_from_v1,
+        v0_3_from_v1=v03c.cancel_params_from_v1,
+        v0_3_result_type=v03.Task,
+        v0_3_result_to_v1=v03c.task_to_v1,
+        v0_3_rest_result_type=v03rt.Task,
+        v0_3_rest_result_to_v1=v03r.task_to_v1,
     ),
     OperationSpec(
         Operation.SUBSCRIBE_TO_TASK,
@@ -196,6 +228,7 @@ _ROWS: Final = (
         v0_3_method="tasks/resubscribe",
         v0_3_params=v03.TaskIdParams,
         v0_3_to_v1=v03c.subscribe_params_to_v1,
+        v0_3_from_v1=v03c.subscribe_params_from_v1,
     ),
     OperationSpec(
         Operation.CREATE_PUSH_CONFIG,
@@ -208,6 +241,11 @@ _ROWS: Final = (
         v0_3_to_v1=v03c.task_push_config_to_v1,
         v0_3_result=v03c.task_push_config_from_v1,
         v0_3_rest_result=v03r.task_push_config_from_v1,
+        v0_3_from_v1=v03c.task_push_config_from_v1,
+        v0_3_result_type=v03.TaskPushNotificationConfig,
+        v0_3_result_to_v1=v03c.task_push_config_to_v1,
+        v0_3_rest_result_type=v03rt.TaskPushNotificationConfig,
+        v0_3_rest_result_to_v1=v03r.task_push_config_to_v1,
     ),
     OperationSpec(
         Operation.GET_PUSH_CONFIG,
@@ -220,6 +258,11 @@ _ROWS: Final = (
         v0_3_to_v1=v03c.get_push_config_params_to_v1,
         v0_3_result=v03c.task_push_config_from_v1,
         v0_3_rest_result=v03r.task_push_config_from_v1,
+        v0_3_from_v1=v03c.get_push_config_params_from_v1,
+        v0_3_result_type=v03.TaskPushNotificationConfig,
+        v0_3_result_to_v1=v03c.task_push_config_to_v1,
+        v0_3_rest_result_type=v03rt.TaskPushNotificationConfig,
+        v0_3_rest_result_to_v1=v03r.task_push_config_to_v1,
     ),
     OperationSpec(
         Operation.LIST_PUSH_CONFIGS,
@@ -232,6 +275,11 @@ _ROWS: Final = (
         v0_3_to_v1=v03c.list_push_config_params_to_v1,
         v0_3_result=v03c.push_config_list_from_v1,
         v0_3_rest_result=v03r.push_config_list_from_v1,
+        v0_3_from_v1=v03c.list_push_config_params_from_v1,
+        v0_3_result_type=list[v03.TaskPushNotificationConfig],
+        v0_3_result_to_v1=v03c.push_config_list_to_v1,
+        v0_3_rest_result_type=v03rt.ListTaskPushNotificationConfigResponse,
+        v0_3_rest_result_to_v1=v03r.push_config_list_to_v1,
     ),
     OperationSpec(
         Operation.DELETE_PUSH_CONFIG,
@@ -242,6 +290,7 @@ _ROWS: Final = (
         v0_3_method="tasks/pushNotificationConfig/delete",
         v0_3_params=v03.DeleteTaskPushNotificationConfigParams,
         v0_3_to_v1=v03c.delete_push_config_params_to_v1,
+        v0_3_from_v1=v03c.delete_push_config_params_from_v1,
     ),
     OperationSpec(
         Operation.GET_EXTENDED_CARD,
@@ -253,6 +302,11 @@ _ROWS: Final = (
         v0_3_to_v1=_extended_card_params_to_v1,
         v0_3_result=v03c.card_from_v1,
         v0_3_rest_result=v03r.card_from_v1,
+        v0_3_from_v1=_extended_card_params_from_v1,
+        v0_3_result_type=v03.AgentCard,
+        v0_3_result_to_v1=v03c.card_to_v1,
+        v0_3_rest_result_type=v03rt.AgentCard,
+        v0_3_rest_result_to_v1=v03r.card_to_v1,
     ),
 )
 

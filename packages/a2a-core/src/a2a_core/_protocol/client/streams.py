@@ -1,0 +1,130 @@
+"""Reading a stream: SSE bytes to v1.0 events, with their ids and where the stream ends (L1).
+
+`StreamDecoder` is fed the body of a streaming reply as it arrives and returns each complete
+event as a `ReceivedEvent`: the v1.0 `StreamResponse` (converted from v0.3 when the interface
+speaks it), the SSE ``id`` the server gave it (what ``Last-Event-ID`` resumes from), and
+whether it is the stream's last (`ends_stream`, or v0.3's ``final: true``). An error event
+raises `AgentError`; a frame that is not an event of the binding raises
+`InvalidReplyError`. Comments (keep-alives) and frames without data are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from a2a_core._protocol import codec
+from a2a_core._protocol.client.cards import Endpoint
+from a2a_core._protocol.client.errors import InvalidReplyError
+from a2a_core._protocol.client.replies import _ENVELOPE, _jsonrpc_error, _rest_error
+from a2a_core._protocol.operations import Operation
+from a2a_core._protocol.sse import (
+    CLOSING_STATES,
+    SUBSCRIPTION_CLOSING_STATES,
+    SseParser,
+    ends_stream,
+)
+from a2a_core.compat.v0_3 import convert as v03c
+from a2a_core.compat.v0_3 import rest_convert
+from a2a_core.compat.v0_3 import rest_types as v03rest
+from a2a_core.compat.v0_3 import types as v03
+from a2a_core.types import StreamResponse
+
+__all__ = ["ReceivedEvent", "StreamDecoder"]
+
+_ANY: Final = msgspec.json.Decoder()
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivedEvent:
+    """One event of a stream, as the client received it."""
+
+    event: StreamResponse
+    """The event, in the v1.0 model."""
+    event_id: str | None
+    """The SSE ``id`` of its frame (``None`` when the server sent none)."""
+    last: bool
+    """Whether it ends its stream: a message, or a task or status update in a closing state
+    (v0.3: also a status update marked ``final``)."""
+
+
+class StreamDecoder:
+    """Turns the bytes of one streaming reply into `ReceivedEvent` values."""
+
+    __slots__ = ("_closing", "_endpoint", "_parser", "finished", "last_event_id")
+
+    def __init__(self, operation: Operation, endpoint: Endpoint) -> None:
+        self._endpoint = endpoint
+        self._closing = (
+            SUBSCRIPTION_CLOSING_STATES
+            if operation is Operation.SUBSCRIBE_TO_TASK
+            else CLOSING_STATES
+        )
+        self._parser = SseParser()
+        #: The id of the last event received with one (what a reconnect resumes from).
+        self.last_event_id: str | None = None
+        #: Whether the stream's last event was received.
+        self.finished = False
+
+    def feed(self, chunk: bytes) -> list[ReceivedEvent]:
+        """The events that ``chunk`` completes (raises on an error event or a bad frame)."""
+        return self._events(self._parser.feed(chunk))
+
+    def close(self) -> list[ReceivedEvent]:
+        """The end of the body: an unterminated last frame is dropped, as browsers do."""
+        return self._events(self._parser.close())
+
+    def _events(self, frames: list[Any]) -> list[ReceivedEvent]:
+        events = []
+        for frame in frames:
+            if frame.data is None or not frame.data.strip():
+                continue
+            event, final = self._decode(frame.data.encode())
+            last = final or ends_stream(event, self._closing)
+            if frame.id:
+                self.last_event_id = frame.id
+            self.finished = self.finished or last
+            events.append(ReceivedEvent(event, frame.id or None, last))
+        return events
+
+    def _decode(self, data: bytes) -> tuple[StreamResponse, bool]:
+        endpoint = self._endpoint
+        try:
+            if endpoint.binding == "jsonrpc":
+                try:
+                    envelope = _ENVELOPE.decode(data)
+                except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                    raise InvalidReplyError(
+                        "a stream event is not a JSON-RPC response", body=data
+                    ) from None
+                if envelope.error is not None:
+                    raise _jsonrpc_error(envelope.error, 200)
+                if not len(envelope.result):
+                    raise InvalidReplyError("a stream event has no result", body=data)
+                raw = bytes(envelope.result)
+                if endpoint.dialect == "1.0":
+                    return codec.decode(raw, StreamResponse), False
+                legacy = codec.decode(raw, v03.StreamResult)
+                final = isinstance(legacy, v03.TaskStatusUpdateEvent) and bool(legacy.final)
+                return v03c.stream_event_to_v1(legacy), final
+            fields = _ANY.decode(data)
+            if isinstance(fields, dict) and "error" in fields:
+                error = _rest_error(fields, 200)
+                if error is not None:
+                    raise error
+            if endpoint.dialect == "1.0":
+                return codec.decode(data, StreamResponse), False
+            rest_event = codec.decode(data, v03rest.StreamResponse)
+            update = rest_event.status_update
+            final = update is not None and bool(getattr(update, "final", False))
+            return rest_convert.stream_response_to_v1(rest_event), final
+        except codec.DecodeError as exc:
+            raise InvalidReplyError(
+                f"a stream event is not valid: {exc.message}", body=data
+            ) from None
+        except (msgspec.DecodeError, RecursionError):
+            raise InvalidReplyError("a stream event is not JSON", body=data) from None
+        except (ValueError, TypeError, OverflowError) as exc:
+            raise InvalidReplyError(f"a stream event is not valid: {exc}") from None

@@ -1,0 +1,218 @@
+"""``a2aserve``: call an A2A agent from the command line (a thin user of `A2AClient`).
+
+Verbs: ``card``, ``send``, ``get``, ``list``, ``cancel``, ``subscribe``. Each takes the agent's
+URL first; the card says where and how to call (its first interface this client speaks,
+unless ``--binding``/``--a2a-version`` narrow the choice). ``-o json`` prints v1.0 ProtoJSON
+whatever the agent speaks; a stream prints one ``StreamResponse`` per line.
+
+Exit codes: 0 the call succeeded; 1 the agent answered with an A2A error (its reason, code
+and message on stderr); 2 a usage error; 3 no connection, no card, or a reply that is not
+A2A. Credentials come from ``--token``/``--api-key`` or ``A2A_TOKEN``/``A2A_API_KEY``, and
+are never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Final, TextIO
+
+import anyio
+
+from a2a_core._protocol.client import AgentError, ClientError, NotInDialectError
+from a2a_core.cli._output import Printer
+from a2a_core.client import A2AClient, Credentials
+from a2a_core.types import ListTasksRequest, TaskState
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK: Final = 0
+EXIT_AGENT_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_UNREACHABLE: Final = 3
+
+_BINDINGS: Final = {"jsonrpc": "JSONRPC", "http-json": "HTTP+JSON", "grpc": "GRPC"}
+
+
+class _UsageError(Exception):
+    """A mistake in the command line found after parsing (exit 2)."""
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", metavar="URL", help="the agent's base URL (or its card's URL)")
+    parser.add_argument("--binding", choices=sorted(_BINDINGS), help="the protocol binding to use")
+    parser.add_argument(
+        "--a2a-version", choices=("1.0", "0.3"), dest="version", help="the A2A version to speak"
+    )
+    parser.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a header to send with every request (repeatable)",
+    )
+    parser.add_argument("--token", help="a bearer token (default: $A2A_TOKEN)")
+    parser.add_argument("--api-key", help="an API key (default: $A2A_API_KEY)")
+    parser.add_argument(
+        "--timeout", type=float, default=30.0, metavar="S", help="seconds per call (default 30)"
+    )
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="output format"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's grammar."""
+    parser = argparse.ArgumentParser(
+        prog="a2aserve", description="Call an A2A agent: read its card, send, follow tasks."
+    )
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    card = verbs.add_parser("card", help="print the agent card")
+    _common(card)
+    card.add_argument("--extended", action="store_true", help="the extended (authenticated) card")
+
+    send = verbs.add_parser("send", help="send a text message")
+    _common(send)
+    send.add_argument("text", metavar="TEXT")
+    send.add_argument("--stream", action="store_true", help="print events as they arrive")
+    send.add_argument("--task-id", help="continue this task")
+    send.add_argument("--context-id", help="continue this conversation")
+    send.add_argument(
+        "--no-wait", action="store_true", help="return the task at once, before it stops"
+    )
+
+    get = verbs.add_parser("get", help="print a task")
+    _common(get)
+    get.add_argument("task_id", metavar="TASK_ID")
+    get.add_argument("--history", type=int, metavar="N", help="at most N messages of history")
+
+    listing = verbs.add_parser("list", help="list tasks (v1.0)")
+    _common(listing)
+    listing.add_argument("--context-id")
+    listing.add_argument("--state", metavar="STATE", help="e.g. TASK_STATE_INPUT_REQUIRED")
+    listing.add_argument("--page-size", type=int, metavar="N")
+    listing.add_argument("--page-token", metavar="T")
+
+    cancel = verbs.add_parser("cancel", help="cancel a task")
+    _common(cancel)
+    cancel.add_argument("task_id", metavar="TASK_ID")
+
+    subscribe = verbs.add_parser("subscribe", help="follow a task's events until it ends")
+    _common(subscribe)
+    subscribe.add_argument("task_id", metavar="TASK_ID")
+    subscribe.add_argument(
+        "--last-event-id", metavar="ID", help="print only the events after this one"
+    )
+    return parser
+
+
+def _headers(values: Sequence[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for value in values:
+        name, colon, rest = value.partition(":")
+        if not colon or not name.strip():
+            raise _UsageError(f"-H takes 'Name: value', not {value!r}")
+        pairs.append((name.strip(), rest.strip()))
+    return pairs
+
+
+def _credentials(args: argparse.Namespace) -> Credentials:
+    token = args.token if args.token is not None else os.environ.get("A2A_TOKEN") or None
+    api_key = args.api_key if args.api_key is not None else os.environ.get("A2A_API_KEY") or None
+    return Credentials(bearer_token=token, api_key=api_key)
+
+
+def _state(name: str) -> TaskState:
+    try:
+        return TaskState(name.upper())
+    except ValueError:
+        names = ", ".join(state.value for state in TaskState if state is not TaskState.UNSPECIFIED)
+        raise _UsageError(f"--state takes one of {names}; not {name!r}") from None
+
+
+async def _run(args: argparse.Namespace, printer: Printer) -> None:
+    headers = _headers(args.header)
+    credentials = _credentials(args)
+    if args.verb == "list" and args.state is not None:
+        state = _state(args.state)
+    client = await A2AClient.connect(
+        args.url,
+        bindings=[_BINDINGS[args.binding]] if args.binding else None,
+        versions=[args.version] if args.version else None,
+        credentials=credentials,
+        headers=headers,
+        timeout=args.timeout,
+        extended_card=getattr(args, "extended", False),
+    )
+    async with client:
+        verb = args.verb
+        if verb == "card":
+            assert client.card is not None
+            printer.value(client.card)
+        elif verb == "send" and args.stream:
+            async for received in client.stream(
+                args.text, task_id=args.task_id, context_id=args.context_id
+            ):
+                printer.event(received)
+        elif verb == "send":
+            printer.value(
+                await client.send(
+                    args.text,
+                    task_id=args.task_id,
+                    context_id=args.context_id,
+                    return_immediately=args.no_wait,
+                )
+            )
+        elif verb == "get":
+            printer.value(await client.get_task(args.task_id, history_length=args.history))
+        elif verb == "list":
+            request = ListTasksRequest(
+                context_id=args.context_id or "",
+                status=state if args.state is not None else TaskState.UNSPECIFIED,
+                page_size=args.page_size,
+                page_token=args.page_token or "",
+            )
+            printer.value(await client.list_tasks(request))
+        elif verb == "cancel":
+            printer.value(await client.cancel_task(args.task_id))
+        elif verb == "subscribe":
+            async for received in client.subscribe(args.task_id, last_event_id=args.last_event_id):
+                printer.event(received)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run the command line; the exit code."""
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage error (or --help)
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    printer = Printer(out, err, json_output=args.output == "json")
+    try:
+        anyio.run(_run, args, printer)
+    except _UsageError as exc:
+        err.write(f"a2aserve: {exc}\n")
+        return EXIT_USAGE
+    except AgentError as exc:
+        printer.agent_error(exc)
+        return EXIT_AGENT_ERROR
+    except NotInDialectError as exc:
+        err.write(f"a2aserve: {exc}; choose another interface (--a2a-version 1.0)\n")
+        return EXIT_USAGE
+    except ClientError as exc:
+        err.write(f"a2aserve: {exc}\n")
+        return EXIT_UNREACHABLE
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_OK

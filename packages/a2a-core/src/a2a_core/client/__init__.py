@@ -1,0 +1,64 @@
+"""Calling A2A agents: the async `A2AClient`, and the sans-IO protocol beneath it.
+
+``A2AClient.connect(url)`` reads the agent's card, picks the interface (JSON-RPC or
+HTTP+JSON, v1.0 or v0.3), and offers every operation in the v1.0 model whatever the agent
+speaks::
+
+    async with await A2AClient.connect("http://127.0.0.1:8000") as agent:
+        task = await agent.send("hello")
+        async for received in agent.stream("tell me more", context_id=task.context_id):
+            print(received.event)
+
+The protocol half is pure (no I/O, no clock): `build_request` turns a v1.0 request into the
+`HttpRequest` an interface expects, `read_reply` and `StreamDecoder` turn what comes back into
+v1.0 values or an `AgentError`, `parse_card` and `choose_interface` read a card. Use them to
+call agents over another HTTP stack, or to test one.
+"""
+
+from a2a_core._protocol.client import (
+    AgentError,
+    ClientError,
+    Endpoint,
+    InvalidReplyError,
+    NotInDialectError,
+    NoUsableInterfaceError,
+    ReceivedEvent,
+    StreamDecoder,
+    build_request,
+    choose_interface,
+    parse_card,
+    read_error,
+    read_reply,
+    request_url,
+)
+from a2a_core.client._auth import Credentials, OAuthClientCredentials
+from a2a_core.client._cards import CardCache, card_url_for, fetch_card
+from a2a_core.client._client import A2AClient
+from a2a_core.client._errors import CardError, TransportError
+from a2a_core.client._retry import RetryPolicy
+
+__all__ = [
+    "A2AClient",
+    "AgentError",
+    "CardCache",
+    "CardError",
+    "ClientError",
+    "Credentials",
+    "Endpoint",
+    "InvalidReplyError",
+    "NoUsableInterfaceError",
+    "NotInDialectError",
+    "OAuthClientCredentials",
+    "ReceivedEvent",
+    "RetryPolicy",
+    "StreamDecoder",
+    "TransportError",
+    "build_request",
+    "card_url_for",
+    "choose_interface",
+    "fetch_card",
+    "parse_card",
+    "read_error",
+    "read_reply",
+    "request_url",
+]

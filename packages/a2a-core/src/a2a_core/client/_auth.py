@@ -1,0 +1,238 @@
+"""Credentials, and the headers they become for a given card (L2).
+
+The caller says what it holds (`Credentials`: a bearer token, an API key, a user and
+password, OAuth 2.0 client credentials); the card says what the agent accepts (its
+``securityRequirements``, alternatives each naming schemes of ``securitySchemes``). The
+first alternative whose every scheme the credentials satisfy decides where each goes: a
+bearer token in ``Authorization``, an API key in the header, query parameter or cookie the
+scheme names, Basic in ``Authorization``, an OAuth token fetched from the scheme's token URL.
+A card that asks for nothing, or for nothing these credentials satisfy, still gets what the
+caller gave explicitly (a token as ``Authorization: Bearer``, an API key as ``X-API-Key``):
+the caller knows its agent.
+
+OAuth tokens are cached per token URL until shortly before they expire, and dropped on a 401
+(`TokenSource.invalidate`) so that the one retry gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+from urllib.parse import quote_plus
+
+import anyio
+import httpx
+
+from a2a_core._protocol.client import ClientError
+from a2a_core.types import AgentCard, SecurityScheme
+
+__all__ = ["AppliedCredentials", "Credentials", "OAuthClientCredentials", "TokenSource"]
+
+#: Seconds before its expiry at which a cached OAuth token is fetched again.
+_REFRESH_MARGIN: Final = 30.0
+#: The header an API key goes in when the card names no API-key scheme.
+DEFAULT_API_KEY_HEADER: Final = "X-API-Key"
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthClientCredentials:
+    """An OAuth 2.0 client (RFC 6749 §4.4, the client credentials grant)."""
+
+    client_id: str
+    client_secret: str = field(repr=False)
+    token_url: str | None = None
+    """Where to get tokens; ``None``: the card's ``clientCredentials`` flow says."""
+    scopes: tuple[str, ...] = ()
+    """The scopes to ask for; empty: none (the server's default)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """What the caller holds; `A2AClient` sends what the card asks for."""
+
+    bearer_token: str | None = field(default=None, repr=False)
+    """A token for ``Authorization: Bearer`` (HTTP bearer scheme, or OAuth/OIDC schemes
+    whose token the caller already has)."""
+    api_key: str | None = field(default=None, repr=False)
+    """A key for an API-key scheme."""
+    basic: tuple[str, str] | None = field(default=None, repr=False)
+    """A user and password for the HTTP Basic scheme."""
+    oauth: OAuthClientCredentials | None = None
+    """An OAuth client whose tokens are fetched (and refreshed) as needed."""
+
+    def __bool__(self) -> bool:
+        return any((self.bearer_token, self.api_key, self.basic, self.oauth))
+
+
+@dataclass(slots=True)
+class AppliedCredentials:
+    """Where credentials go on one request."""
+
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    query: list[tuple[str, str]] = field(default_factory=list)
+    cookies: dict[str, str] = field(default_factory=dict)
+
+
+class TokenSource:
+    """OAuth 2.0 client-credentials tokens, cached until shortly before they expire."""
+
+    def __init__(self, client: OAuthClientCredentials) -> None:
+        self._client = client
+        self._tokens: dict[str, tuple[str, float]] = {}
+        self._lock = anyio.Lock()
+
+    async def token(self, http: httpx.AsyncClient, token_url: str) -> str:
+        """A valid token from ``token_url`` (fetched when none is cached or it expires)."""
+        async with self._lock:
+            cached = self._tokens.get(token_url)
+            if cached is not None and cached[1] > time.monotonic():
+                return cached[0]
+            token, lifetime = await self._fetch(http, token_url)
+            self._tokens[token_url] = (token, time.monotonic() + lifetime - _REFRESH_MARGIN)
+            return token
+
+    def invalidate(self) -> None:
+        """Forget every cached token (after a 401: the next request fetches anew)."""
+        self._tokens.clear()
+
+    async def _fetch(self, http: httpx.AsyncClient, token_url: str) -> tuple[str, float]:
+        client = self._client
+        form = {"grant_type": "client_credentials"}
+        if client.scopes:
+            form["scope"] = " ".join(client.scopes)
+        # RFC 6749 §2.3.1: client_secret_basic, the method every server must support.
+        secret = base64.b64encode(
+            f"{_form_escape(client.client_id)}:{_form_escape(client.client_secret)}".encode()
+        ).decode()
+        try:
+            reply = await http.post(
+                token_url, data=form, headers={"Authorization": f"Basic {secret}"}
+            )
+        except httpx.HTTPError as exc:
+            raise ClientError(f"the OAuth token request to {token_url} failed: {exc}") from None
+        try:
+            payload = reply.json()
+        except ValueError:
+            payload = None
+        if reply.status_code != 200 or not isinstance(payload, dict):
+            error = payload.get("error") if isinstance(payload, dict) else None
+            raise ClientError(
+                f"the OAuth token endpoint {token_url} answered HTTP {reply.status_code}"
+                + (f" ({error})" if isinstance(error, str) else "")
+            )
+        token = payload.get("access_token")
+        if not isinstance(token, str) or not token:
+            raise ClientError(f"the OAuth token endpoint {token_url} sent no access_token")
+        expires_in = payload.get("expires_in")
+        lifetime = float(expires_in) if isinstance(expires_in, int | float) else 300.0
+        return token, max(lifetime, _REFRESH_MARGIN + 1)
+
+
+def _form_escape(value: str) -> str:
+    # The client id and secret are form-urlencoded before Basic encoding (RFC 6749 §2.3.1).
+    return quote_plus(value)
+
+
+def _token_url(scheme: SecurityScheme, credentials: Credentials) -> str | None:
+    oauth = scheme.oauth2_security_scheme
+    if credentials.oauth is None:
+        return None
+    if credentials.oauth.token_url:
+        return credentials.oauth.token_url
+    if oauth is not None and oauth.flows.client_credentials is not None:
+        return oauth.flows.client_credentials.token_url
+    return None
+
+
+def _satisfies(scheme: SecurityScheme, credentials: Credentials) -> bool:
+    if scheme.api_key_security_scheme is not None:
+        return credentials.api_key is not None
+    if scheme.http_auth_security_scheme is not None:
+        kind = scheme.http_auth_security_scheme.scheme.lower()
+        if kind == "basic":
+            return credentials.basic is not None
+        return credentials.bearer_token is not None
+    if scheme.oauth2_security_scheme is not None:
+        return credentials.bearer_token is not None or _token_url(scheme, credentials) is not None
+    if scheme.open_id_connect_security_scheme is not None:
+        return credentials.bearer_token is not None
+    return scheme.mtls_security_scheme is not None  # the TLS layer's business, not ours
+
+
+async def _apply_scheme(
+    applied: AppliedCredentials,
+    scheme: SecurityScheme,
+    credentials: Credentials,
+    tokens: TokenSource | None,
+    http: httpx.AsyncClient,
+) -> None:
+    api_key = scheme.api_key_security_scheme
+    if api_key is not None and credentials.api_key is not None:
+        location = api_key.location.lower()
+        if location == "query":
+            applied.query.append((api_key.name, credentials.api_key))
+        elif location == "cookie":
+            applied.cookies[api_key.name] = credentials.api_key
+        else:
+            applied.headers.append((api_key.name, credentials.api_key))
+        return
+    http_auth = scheme.http_auth_security_scheme
+    if http_auth is not None and http_auth.scheme.lower() == "basic" and credentials.basic:
+        user, password = credentials.basic
+        encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
+        applied.headers.append(("Authorization", f"Basic {encoded}"))
+        return
+    if scheme.mtls_security_scheme is not None:
+        return
+    if credentials.bearer_token is not None:
+        applied.headers.append(("Authorization", f"Bearer {credentials.bearer_token}"))
+        return
+    token_url = _token_url(scheme, credentials)
+    if token_url is not None and tokens is not None:
+        token = await tokens.token(http, token_url)
+        applied.headers.append(("Authorization", f"Bearer {token}"))
+
+
+async def apply_credentials(
+    card: AgentCard | None,
+    credentials: Credentials,
+    tokens: TokenSource | None,
+    http: httpx.AsyncClient,
+) -> AppliedCredentials:
+    """The headers, query parameters and cookies ``credentials`` become for ``card``."""
+    applied = AppliedCredentials()
+    if not credentials:
+        return applied
+    schemes: Mapping[str, SecurityScheme] = card.security_schemes if card else {}
+    for requirement in card.security_requirements if card else ():
+        names = list(requirement.schemes)
+        if names and all(n in schemes and _satisfies(schemes[n], credentials) for n in names):
+            for name in names:
+                await _apply_scheme(applied, schemes[name], credentials, tokens, http)
+            return applied
+    # Nothing the card asks for is satisfied (or it asks for nothing): send what the caller
+    # gave explicitly, in the usual places.
+    if credentials.bearer_token is not None:
+        applied.headers.append(("Authorization", f"Bearer {credentials.bearer_token}"))
+    elif credentials.basic is not None:
+        user, password = credentials.basic
+        encoded = base64.b64encode(f"{user}:{password}".encode()).decode()
+        applied.headers.append(("Authorization", f"Basic {encoded}"))
+    elif credentials.oauth is not None and credentials.oauth.token_url and tokens is not None:
+        token = await tokens.token(http, credentials.oauth.token_url)
+        applied.headers.append(("Authorization", f"Bearer {token}"))
+    if credentials.api_key is not None:
+        header = next(
+            (
+                s.api_key_security_scheme.name
+                for s in schemes.values()
+                if s.api_key_security_scheme is not None
+                and s.api_key_security_scheme.location.lower() == "header"
+            ),
+            DEFAULT_API_KEY_HEADER,
+        )
+        applied.headers.append((header, credentials.api_key))
+    return applied

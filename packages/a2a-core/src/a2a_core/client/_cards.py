@@ -1,0 +1,182 @@
+"""Fetching agent cards: the well-known URL, a cache revalidated by ETag, signatures (L2)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import httpx
+
+from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
+from a2a_core._protocol.client import InvalidReplyError, parse_card
+from a2a_core.client._errors import CardError, TransportError
+from a2a_core.types import AgentCard
+
+__all__ = ["CardCache", "card_url_for", "fetch_card"]
+
+#: The largest card the client reads (a card is a few KiB; a hostile server's is not).
+MAX_CARD_BYTES: Final = 4 * 1024 * 1024
+
+
+def card_url_for(url: str, card_path: str = DEFAULT_CARD_PATH) -> str:
+    """The card's URL for what the caller gave: a URL ending in ``.json`` is the card's
+    own; anything else is the agent's base URL, below which the card is at ``card_path``."""
+    if urlsplit(url).path.endswith(".json"):
+        return url
+    return url.rstrip("/") + card_path
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    etag: str | None
+    last_modified: str | None
+    body: bytes
+    card: AgentCard
+
+
+class CardCache:
+    """Cards by URL, revalidated on every fetch with ``If-None-Match`` (a 304 reuses the
+    parsed card); the least recently used is dropped beyond ``max_entries``."""
+
+    def __init__(self, max_entries: int = 64) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+
+    def get(self, url: str) -> _Entry | None:
+        entry = self._entries.get(url)
+        if entry is not None:
+            self._entries.move_to_end(url)
+        return entry
+
+    def put(self, url: str, entry: _Entry) -> None:
+        self._entries[url] = entry
+        self._entries.move_to_end(url)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+#: The cache `A2AClient.connect` uses unless given one: one process, one set of cards.
+DEFAULT_CARD_CACHE: Final = CardCache()
+
+
+async def _read_limited(response: httpx.Response, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise CardError(f"the agent card at {response.url} is larger than {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def fetch_card(
+    http: httpx.AsyncClient,
+    url: str,
+    *,
+    cache: CardCache | None = None,
+    headers: Mapping[str, str] | None = None,
+    signing_keys: Mapping[str, Any] | None = None,
+    verify_signature: bool = False,
+) -> tuple[AgentCard, bytes]:
+    """The card at ``url`` (v0.3 cards converted to v1.0) and its bytes.
+
+    With ``signing_keys`` (kid to key, as `a2a_core.signing.verify_agent_card` takes them)
+    or ``verify_signature`` (the keys of the JWKS that a signature's ``jku`` names, fetched
+    only from the card's own origin), a card none of whose signatures verifies is refused.
+    Raises `CardError` (not found, not a card, bad signature) or `TransportError`.
+    """
+    entry = cache.get(url) if cache is not None else None
+    request_headers = {"Accept": "application/json", **(headers or {})}
+    if entry is not None and entry.etag:
+        request_headers["If-None-Match"] = entry.etag
+    elif entry is not None and entry.last_modified:
+        request_headers["If-Modified-Since"] = entry.last_modified
+    try:
+        async with http.stream("GET", url, headers=request_headers) as response:
+            if response.status_code == 304 and entry is not None:
+                return entry.card, entry.body
+            if response.status_code != 200:
+                raise CardError(
+                    f"no agent card at {url}: HTTP {response.status_code}",
+                    status=response.status_code,
+                )
+            body = await _read_limited(response, MAX_CARD_BYTES)
+            etag = response.headers.get("etag")
+            last_modified = response.headers.get("last-modified")
+    except httpx.HTTPError as exc:
+        raise TransportError(f"could not fetch the agent card at {url}: {_describe(exc)}") from None
+    try:
+        card = parse_card(body)
+    except InvalidReplyError as exc:
+        raise CardError(f"{url}: {exc}") from None
+    if signing_keys is not None or verify_signature:
+        keys = signing_keys if signing_keys is not None else await _jwks_keys(http, url, body)
+        _verify(body, keys, url)
+    if cache is not None:
+        cache.put(url, _Entry(etag, last_modified, body, card))
+    return card, body
+
+
+def _verify(body: bytes, keys: Mapping[str, Any], url: str) -> None:
+    try:
+        from a2a_core.signing import CardSignatureError, verify_agent_card
+    except ImportError:  # pragma: no cover - the signing extra is not installed
+        raise CardError(
+            "verifying card signatures needs the signing extra: "
+            "pip install 'a2aserve-core[signing]'"
+        ) from None
+    try:
+        verify_agent_card(body, keys)
+    except (CardSignatureError, ValueError) as exc:
+        raise CardError(f"the agent card at {url} is not signed by a trusted key: {exc}") from None
+
+
+def _jku_of(body: bytes) -> str | None:
+    try:
+        document = json.loads(body)
+        for signature in document.get("signatures") or ():
+            protected = signature.get("protected", "")
+            padded = protected + "=" * (-len(protected) % 4)
+            header = json.loads(base64.urlsafe_b64decode(padded))
+            jku = header.get("jku")
+            if isinstance(jku, str):
+                return jku
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return None
+
+
+async def _jwks_keys(http: httpx.AsyncClient, card_url: str, body: bytes) -> dict[str, Any]:
+    jku = _jku_of(body)
+    if jku is None:
+        raise CardError(f"the agent card at {card_url} has no signature naming its keys (jku)")
+    card_origin, key_origin = urlsplit(card_url), urlsplit(jku)
+    # A key set named by the card itself proves nothing unless it comes from where the card
+    # came from: the same scheme, host and port.
+    if (card_origin.scheme, card_origin.netloc) != (key_origin.scheme, key_origin.netloc):
+        raise CardError(
+            f"the card's signing keys are at another origin ({jku}); pass signing_keys= instead"
+        )
+    try:
+        reply = await http.get(jku)
+        jwks = reply.json() if reply.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        jwks = None
+    keys = jwks.get("keys") if isinstance(jwks, dict) else None
+    if not isinstance(keys, list):
+        raise CardError(f"no key set (JWKS) at {jku}")
+    return {k["kid"]: k for k in keys if isinstance(k, dict) and isinstance(k.get("kid"), str)}
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
