@@ -6,10 +6,16 @@ in a log file, ready when an HTTP URL answers, stopped cleanly or killed with ``
     ...
     server.kill()        # SIGKILL: no shutdown, nothing
     server.stop()        # SIGTERM, then SIGKILL if it does not stop within 10 s
+
+A program in another interpreter (``interpreter="node"``, another venv's python) runs the
+same way. With ``announce=True`` it gets ``--port 0``, binds a port of its own choosing and
+prints ``PORT <n>`` on stdout; ``wait_ready`` reads the port from the log first (no race
+for a free port), and ``port``/``url`` are known from then on.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -21,6 +27,7 @@ import httpx
 __all__ = ["CARD_PATH", "ServerProcess", "free_port"]
 
 CARD_PATH = "/.well-known/agent-card.json"
+_ANNOUNCED = re.compile(rb"^PORT (\d+)$", re.MULTILINE)
 
 
 def free_port() -> int:
@@ -33,28 +40,52 @@ def free_port() -> int:
 
 class ServerProcess:
     """``python <script> --port <port> <args>...`` on a free port, its stdout and stderr
-    appended to ``log``; ``name`` is what a failure to start calls it."""
+    appended to ``log``; ``name`` is what a failure to start calls it. ``interpreter``
+    runs the script (default: this python); ``announce``: see the module docstring."""
 
-    def __init__(self, script: str | Path, *args: str, log: Path, name: str = "the server") -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(
+        self,
+        script: str | Path,
+        *args: str,
+        log: Path,
+        name: str = "the server",
+        interpreter: str = sys.executable,
+        announce: bool = False,
+        cwd: str | Path | None = None,
+    ) -> None:
+        self.announce = announce
+        self.port = 0 if announce else free_port()
+        self.url = "" if announce else f"http://127.0.0.1:{self.port}"
         self.log = log
         self.name = name
-        command = [sys.executable, str(script), "--port", str(self.port), *args]
+        command = [interpreter, str(script), "--port", str(self.port), *args]
         with log.open("ab") as out:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+            self._log_start = out.tell()
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
 
     def wait_ready(self, timeout: float = 20.0, path: str = CARD_PATH) -> None:
-        """Wait until ``GET path`` answers with a success, while the process runs."""
+        """Wait until ``GET path`` answers with a success, while the process runs (and,
+        with ``announce``, until it printed its port)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self.process.poll() is None:
-            try:
-                if httpx.get(self.url + path, timeout=1).is_success:
-                    return
-            except httpx.TransportError:
-                pass
+            if not self.url:
+                self._read_port()
+            else:
+                try:
+                    if httpx.get(self.url + path, timeout=1).is_success:
+                        return
+                except httpx.TransportError:
+                    pass
             time.sleep(0.05)
         raise AssertionError(f"{self.name} did not start:\n{self.output()}")
+
+    def _read_port(self) -> None:
+        with self.log.open("rb") as out:
+            out.seek(self._log_start)
+            found = _ANNOUNCED.search(out.read())
+        if found:
+            self.port = int(found.group(1))
+            self.url = f"http://127.0.0.1:{self.port}"
 
     def kill(self) -> None:
         """``kill -9`` if it runs: no shutdown, no lease release, nothing."""

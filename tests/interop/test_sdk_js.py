@@ -1,8 +1,9 @@
 """The official JavaScript client, ``@a2a-js/sdk`` 1.x, against our servers.
 
-The session installs the SDK with ``npm ci`` from the committed ``js/package.json`` and
-``js/package-lock.json`` into a folder of the pytest cache named after a hash of both (so
-later sessions reuse it; a new lock file gets a new folder), and runs ``js/client.mjs`` with
+The session installs the SDK (``js_env.py``, the ``js_sdk`` fixture of ``conftest.py``) with
+``npm ci`` from the committed ``js/package.json`` and ``js/package-lock.json`` into a folder
+of the pytest cache named after a hash of both (so later sessions reuse it; a new lock file
+gets a new folder), and runs ``js/client.mjs`` with
 ``node``, one process per adapter, binding (JSON-RPC, HTTP+JSON) and protocol version, against
 a real server on 127.0.0.1. The script runs every scenario and prints one JSON object: per
 step, what the SDK parsed (its own ProtoJSON ``toJSON``) or the error it raised; the tests
@@ -21,28 +22,21 @@ Without ``node``/``npm`` the module is skipped; a failing ``npm ci`` is an error
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
-import shutil
-import subprocess
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
 
+from interop.js_env import Node, locked_version
 from interop.servers import ADAPTERS, IDENTITY, QUESTION, TOKEN, Delivery, serve, webhook
 
 pytestmark = pytest.mark.interop
 
-JS_DIR = Path(__file__).with_name("js")
-SCRIPTS = ("client.mjs", "push_bodies.mjs")
-MANIFESTS = ("package.json", "package-lock.json")
 BINDINGS = ("JSONRPC", "HTTP+JSON")
 VERSIONS = ("1.0", "0.3")
 OPEN_STATES = ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
@@ -56,86 +50,13 @@ TRANSPORT_CLASSES = {
 
 
 def locked_sdk_version() -> str:
-    lock = json.loads((JS_DIR / "package-lock.json").read_text())
-    return str(lock["packages"]["node_modules/@a2a-js/sdk"]["version"])
-
-
-# --- the node environment ------------------------------------------------------------------
-
-
-def _node_major(node: str) -> int | None:
-    try:
-        version = subprocess.run(
-            [node, "--version"], capture_output=True, text=True, timeout=30, check=True
-        ).stdout.strip()
-        return int(version.lstrip("v").split(".")[0])
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return None
-
-
-@dataclass(frozen=True)
-class Node:
-    """Where the scripts run next to an installed ``@a2a-js/sdk``."""
-
-    node: str
-    home: Path
-
-    def command(self, script: str, *args: str) -> list[str]:
-        return [self.node, str(self.home / script), *args]
+    return locked_version("@a2a-js/sdk")
 
 
 @pytest.fixture(scope="session")
-def js_client(request: pytest.FixtureRequest) -> Node:
-    """``node`` and a folder holding ``@a2a-js/sdk`` (installed once per lock file)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("the @a2a-js/sdk interop tests need node and npm on PATH (not found)")
-    major = _node_major(node)
-    if major is None or major < 20:
-        pytest.skip(f"the @a2a-js/sdk interop tests need node >= 20 ({node} is {major})")
-    key = hashlib.sha256(b"".join((JS_DIR / name).read_bytes() for name in MANIFESTS))
-    cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
-    if cache is None:
-        root = Path(request.config.rootpath, ".pytest_cache", "d", "a2a-js-sdk")
-        root.mkdir(parents=True, exist_ok=True)
-    else:
-        root = cache.mkdir("a2a-js-sdk")
-    home = root / key.hexdigest()[:16]
-    if not (home / ".installed").exists():
-        staging = root / f"{home.name}.{os.getpid()}.tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir()
-        for name in MANIFESTS:
-            shutil.copyfile(JS_DIR / name, staging / name)
-        try:
-            subprocess.run(
-                [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=staging,
-                capture_output=True,
-                text=True,
-                timeout=300,
-                check=True,
-            )
-        except subprocess.CalledProcessError as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            output = (exc.stderr or exc.stdout or "").strip()[-3000:]
-            pytest.fail(
-                f"npm ci of {JS_DIR} failed (exit {exc.returncode}):\n{output}", pytrace=False
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            shutil.rmtree(staging, ignore_errors=True)
-            pytest.fail(f"npm ci of {JS_DIR} failed: {exc}", pytrace=False)
-        (staging / ".installed").touch()
-        shutil.rmtree(home, ignore_errors=True)
-        with contextlib.suppress(OSError):  # another session may have won the race
-            staging.rename(home)
-        shutil.rmtree(staging, ignore_errors=True)
-    # ES modules resolve packages from the script's folder: run copies next to node_modules.
-    for name in SCRIPTS:
-        copy = home / f"{name}.{os.getpid()}.tmp"
-        shutil.copyfile(JS_DIR / name, copy)
-        copy.replace(home / name)
-    return Node(node, home)
+def js_client(js_sdk: Node) -> Node:
+    """``node`` and a folder holding ``@a2a-js/sdk`` and the scripts (``js_env.py``)."""
+    return js_sdk
 
 
 # --- one run of the client script per adapter, binding and version ------------------------

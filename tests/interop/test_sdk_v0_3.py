@@ -1,9 +1,9 @@
 """The official ``a2a-sdk`` 0.3.x client against our servers, in the v0.3 dialect.
 
 The 0.3 SDK cannot live next to the 1.x one (both are ``a2a``), so the session creates a
-separate virtual environment under ``.pytest_cache`` (reused by later sessions, upgraded to
-the newest 0.3.x release when PyPI answers) and runs ``sdk_v0_3_client.py`` in it, as a
-subprocess, against a real server on 127.0.0.1 for each adapter and transport (JSON-RPC and
+separate virtual environment under ``.pytest_cache`` (``sdk_v0_3_env.py``: reused by later
+sessions, upgraded to the newest 0.3.x release when PyPI answers; the ``sdk_v0_3_python``
+fixture of ``conftest.py``) and runs ``sdk_v0_3_client.py`` in it, as a subprocess, against a real server on 127.0.0.1 for each adapter and transport (JSON-RPC and
 the v0.3 REST binding). The servers publish the v0.3 card fields (``legacy_card_fields``, as
 ``examples/echo.py --v03-card`` does), which the 0.3 client requires. The script prints what
 the SDK parsed as JSON; the tests below assert on it, and on what our webhook sink received.
@@ -15,10 +15,6 @@ skipped with the reason.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,82 +27,9 @@ from interop.servers import ADAPTERS, IDENTITY, QUESTION, TOKEN, Delivery, serve
 
 pytestmark = pytest.mark.interop
 
-SDK_REQUIREMENT = "a2a-sdk<0.4"
 SCRIPT = Path(__file__).with_name("sdk_v0_3_client.py")
 TRANSPORTS = ("jsonrpc", "rest")
 OPEN_STATES = ("submitted", "working")
-
-
-# --- the 0.3 environment -------------------------------------------------------------------
-
-
-def _venv_python(root: Path) -> Path:
-    return root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-
-
-def _sdk_version(python: Path) -> str | None:
-    if not python.exists():
-        return None
-    check = subprocess.run(
-        [
-            str(python),
-            "-c",
-            "import a2a.client, importlib.metadata as m; print(m.version('a2a-sdk'))",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    return check.stdout.strip() if check.returncode == 0 else None
-
-
-@pytest.fixture(scope="session")
-def sdk_v0_3_python(request: pytest.FixtureRequest) -> str:
-    """The python of a venv holding the newest a2a-sdk 0.3.x (created once, then reused)."""
-    cache = getattr(request.config, "cache", None)  # absent with -p no:cacheprovider
-    if cache is None:
-        root = Path(request.config.rootpath, ".pytest_cache", "d", "a2a-sdk-v0_3")
-    else:
-        root = cache.mkdir("a2a-sdk-v0_3")
-    venv = root / "venv"
-    python = _venv_python(venv)
-    uv = shutil.which("uv")
-    problem = ""
-    try:
-        if _sdk_version(python) is None:
-            shutil.rmtree(venv, ignore_errors=True)
-            create = (
-                [uv, "venv", "--quiet", "--python", sys.executable, str(venv)]
-                if uv
-                else [sys.executable, "-m", "venv", str(venv)]
-            )
-            subprocess.run(create, capture_output=True, text=True, timeout=120, check=True)
-        # Every session: upgrade to the newest 0.3.x (a no-op when it is there already).
-        install = (
-            [uv, "pip", "install", "--quiet", "--python", str(python), "--upgrade"]
-            if uv
-            else [str(python), "-m", "pip", "install", "--quiet", "--upgrade"]
-        )
-        subprocess.run(
-            [*install, SDK_REQUIREMENT, "httpx"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=True,
-        )
-    except subprocess.CalledProcessError as exc:
-        problem = (exc.stderr or exc.stdout or str(exc)).strip()[-500:]
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        problem = str(exc)
-    version = _sdk_version(python)
-    if version is None:
-        pytest.skip(
-            f"could not create a virtual environment with {SDK_REQUIREMENT!r} in {venv} "
-            f"(is PyPI reachable?): {problem}"
-        )
-    assert version.startswith("0.3."), version
-    return str(python)
 
 
 # --- one run of the client script per adapter and transport -------------------------------
