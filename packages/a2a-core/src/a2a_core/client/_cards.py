@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
 
 from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
 from a2a_core._protocol.client import InvalidReplyError, parse_card
 from a2a_core.client._errors import CardError, TransportError
+from a2a_core.client._retry import BEFORE_REPLY, RetryPolicy
 from a2a_core.types import AgentCard
 
 __all__ = ["CardCache", "card_url_for", "fetch_card"]
@@ -86,13 +89,15 @@ async def fetch_card(
     headers: Mapping[str, str] | None = None,
     signing_keys: Mapping[str, Any] | None = None,
     verify_signature: bool = False,
+    retry: RetryPolicy | None = None,
 ) -> tuple[AgentCard, bytes]:
     """The card at ``url`` (v0.3 cards converted to v1.0) and its bytes.
 
     With ``signing_keys`` (kid to key, as `a2a_core.signing.verify_agent_card` takes them)
     or ``verify_signature`` (the keys of the JWKS that a signature's ``jku`` names, fetched
     only from the card's own origin), a card none of whose signatures verifies is refused.
-    Raises `CardError` (not found, not a card, bad signature) or `TransportError`.
+    Connection failures are retried as ``retry`` allows. Raises `CardError` (not found, not a
+    card, bad signature) or `TransportError`.
     """
     entry = cache.get(url) if cache is not None else None
     request_headers = {"Accept": "application/json", **(headers or {})}
@@ -100,20 +105,34 @@ async def fetch_card(
         request_headers["If-None-Match"] = entry.etag
     elif entry is not None and entry.last_modified:
         request_headers["If-Modified-Since"] = entry.last_modified
-    try:
-        async with http.stream("GET", url, headers=request_headers) as response:
-            if response.status_code == 304 and entry is not None:
-                return entry.card, entry.body
-            if response.status_code != 200:
-                raise CardError(
-                    f"no agent card at {url}: HTTP {response.status_code}",
-                    status=response.status_code,
-                )
-            body = await _read_limited(response, MAX_CARD_BYTES)
-            etag = response.headers.get("etag")
-            last_modified = response.headers.get("last-modified")
-    except httpx.HTTPError as exc:
-        raise TransportError(f"could not fetch the agent card at {url}: {_describe(exc)}") from None
+    policy = retry or RetryPolicy()
+    started = time.monotonic()
+    attempt = 0
+    while True:
+        try:
+            async with http.stream("GET", url, headers=request_headers) as response:
+                if response.status_code == 304 and entry is not None:
+                    return entry.card, entry.body
+                if response.status_code != 200:
+                    raise CardError(
+                        f"no agent card at {url}: HTTP {response.status_code}",
+                        status=response.status_code,
+                    )
+                body = await _read_limited(response, MAX_CARD_BYTES)
+                etag = response.headers.get("etag")
+                last_modified = response.headers.get("last-modified")
+                break
+        except BEFORE_REPLY as exc:
+            attempt += 1
+            if attempt >= policy.attempts or time.monotonic() - started > policy.deadline:
+                raise TransportError(
+                    f"could not fetch the agent card at {url}: {_describe(exc)}"
+                ) from None
+            await anyio.sleep(policy.wait(attempt - 1))
+        except httpx.HTTPError as exc:
+            raise TransportError(
+                f"could not fetch the agent card at {url}: {_describe(exc)}"
+            ) from None
     try:
         card = parse_card(body)
     except InvalidReplyError as exc:

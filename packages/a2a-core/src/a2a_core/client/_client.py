@@ -1,20 +1,17 @@
 """`A2AClient`: every A2A operation, on httpx, over the sans-IO client protocol (L2).
 
-The protocol (`a2a_core._protocol.client`) builds each request and reads each reply; this
-module owns what needs I/O and time: the HTTP exchange, credentials, retries, the limits on
-what a reply may cost, and the resumption of a stream cut mid-way.
+The protocol (`a2a_core._protocol.client`) builds each request and reads each reply; the
+exchange (`a2a_core.client._exchange`) sends them with credentials, retries, bounds and
+resumption. This module is the face: the card read and the interface chosen (`connect`), and
+one method per operation in the v1.0 model.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import time
 import uuid
-from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, Final, Literal
-from urllib.parse import urlencode
+from typing import Any, Literal
 
 import anyio
 import httpx
@@ -22,23 +19,16 @@ import msgspec
 
 from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
 from a2a_core._protocol.client import (
-    AgentError,
     Endpoint,
     InvalidReplyError,
     ReceivedEvent,
-    StreamDecoder,
-    build_request,
     choose_interface,
-    read_error,
-    read_reply,
-    request_url,
 )
-from a2a_core._protocol.errors import TaskNotFoundError, UnsupportedOperationError
-from a2a_core._protocol.http import HttpRequest
 from a2a_core._protocol.operations import Operation
-from a2a_core.client._auth import Credentials, TokenSource, apply_credentials
+from a2a_core.client._auth import Credentials
 from a2a_core.client._cards import DEFAULT_CARD_CACHE, CardCache, card_url_for, fetch_card
 from a2a_core.client._errors import TransportError
+from a2a_core.client._exchange import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_REPLY_BYTES, Exchange
 from a2a_core.client._retry import RetryPolicy
 from a2a_core.types import (
     AgentCard,
@@ -57,59 +47,12 @@ from a2a_core.types import (
     SendMessageConfiguration,
     SendMessageRequest,
     SendMessageResponse,
-    StreamResponse,
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
 )
 
 __all__ = ["A2AClient"]
-
-#: The largest one-shot reply the client reads, by default.
-DEFAULT_MAX_REPLY_BYTES: Final = 64 * 1024 * 1024
-#: The most a stream may send without completing an event, by default.
-DEFAULT_MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
-#: How many event ids a resumed stream remembers to drop repeats.
-_SEEN_IDS: Final = 4096
-_SSE: Final = "text/event-stream"
-
-# Connection failures that happen before any byte of a response: safe to retry.
-_BEFORE_REPLY: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-_propagate: Any = None
-
-
-def _trace_headers() -> list[tuple[str, str]]:
-    """W3C trace context for the current span, when OpenTelemetry is installed."""
-    global _propagate
-    if _propagate is None:
-        try:
-            from opentelemetry import propagate
-        except ImportError:
-            _propagate = False
-        else:
-            _propagate = propagate
-    if _propagate is False:
-        return []
-    carrier: dict[str, str] = {}
-    _propagate.inject(carrier)
-    return list(carrier.items())
-
-
-def _task_id_of(event: StreamResponse) -> str | None:
-    if event.task is not None:
-        return event.task.id
-    if event.status_update is not None:
-        return event.status_update.task_id
-    if event.artifact_update is not None:
-        return event.artifact_update.task_id
-    return None
 
 
 class A2AClient:
@@ -140,23 +83,36 @@ class A2AClient:
     ) -> None:
         if tenant is not None:
             endpoint = Endpoint(endpoint.url, endpoint.binding, endpoint.dialect, tenant)
-        self.endpoint = endpoint
-        """The interface every call goes to."""
-        self.card = card
-        """The agent's card (the extended one when it was asked for), if known."""
         self._owns_http = http is None
-        self._http = http if http is not None else httpx.AsyncClient()
-        self._credentials = credentials or Credentials()
-        self._tokens = TokenSource(self._credentials.oauth) if self._credentials.oauth else None
         pairs = headers.items() if isinstance(headers, Mapping) else headers
-        self._headers = [(str(name), str(value)) for name, value in pairs]
-        self._extensions = tuple(extensions)
+        self._exchange = Exchange(
+            http if http is not None else httpx.AsyncClient(),
+            endpoint,
+            credentials=credentials or Credentials(),
+            headers=[(str(name), str(value)) for name, value in pairs],
+            extensions=extensions,
+            retry=retry or RetryPolicy(),
+            resume=resume,
+            max_reply_bytes=max_reply_bytes,
+            max_event_bytes=max_event_bytes,
+        )
+        self._exchange.card = card
         self._timeout = timeout
-        self._retry = retry or RetryPolicy()
-        self._resume = resume
-        self._max_reply_bytes = max_reply_bytes
-        self._max_event_bytes = max_event_bytes
-        self._ids = itertools.count(1)
+
+    @property
+    def endpoint(self) -> Endpoint:
+        """The interface every call goes to."""
+        return self._exchange.endpoint
+
+    @property
+    def card(self) -> AgentCard | None:
+        """The agent's card (the extended one when it was asked for), if known; its security
+        requirements say where the credentials go."""
+        return self._exchange.card
+
+    @card.setter
+    def card(self, card: AgentCard | None) -> None:
+        self._exchange.card = card
 
     # --- making one ------------------------------------------------------------------------
 
@@ -206,6 +162,7 @@ class A2AClient:
                     headers=extra,
                     signing_keys=signing_keys,
                     verify_signature=verify_signature,
+                    retry=retry,
                 )
             endpoint = choose_interface(
                 card, bindings=bindings, versions=versions, base_url=location
@@ -240,7 +197,7 @@ class A2AClient:
     async def aclose(self) -> None:
         """Close the HTTP client if this client made it."""
         if self._owns_http:
-            await self._http.aclose()
+            await self._exchange.http.aclose()
 
     async def __aenter__(self) -> A2AClient:
         return self
@@ -334,7 +291,9 @@ class A2AClient:
         timeout: float | Literal["default"] | None = "default",
     ) -> AsyncIterator[ReceivedEvent]:
         """SendStreamingMessage with a request built by the caller."""
-        return self._stream(Operation.SEND_STREAMING_MESSAGE, request, None, timeout)
+        return self._exchange.stream(
+            Operation.SEND_STREAMING_MESSAGE, request, None, self._call_timeout(timeout)
+        )
 
     def subscribe(
         self,
@@ -346,7 +305,9 @@ class A2AClient:
         """Follow a task's events until it ends; with ``last_event_id``, only the events
         after that one (``Last-Event-ID``), for a running task as for a finished one."""
         request = SubscribeToTaskRequest(id=task_id)
-        return self._stream(Operation.SUBSCRIBE_TO_TASK, request, last_event_id, timeout)
+        return self._exchange.stream(
+            Operation.SUBSCRIBE_TO_TASK, request, last_event_id, self._call_timeout(timeout)
+        )
 
     async def get_task(
         self,
@@ -478,40 +439,9 @@ class A2AClient:
         timeout: float | Literal["default"] | None = "default",
     ) -> Any:
         """Any one-shot operation with its v1.0 request; its v1.0 result (`read_reply`)."""
-        request_id = next(self._ids)
-        http_request = build_request(
-            operation,
-            request,
-            self.endpoint,
-            request_id=request_id,
-            headers=self._headers,
-            extensions=self._extensions,
-        )
-        limit = self._call_timeout(timeout)
-        try:
-            with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
-                response = await self._send(http_request, limit)
-                try:
-                    body = await self._read_body(response)
-                finally:
-                    await response.aclose()
-        except TimeoutError:
-            raise TransportError(
-                f"{operation.value} got no reply within {limit} s from {self.endpoint.url}"
-            ) from None
-        except httpx.HTTPError as exc:
-            raise TransportError(
-                f"{operation.value} to {self.endpoint.url} failed: {_describe(exc)}"
-            ) from None
-        return read_reply(
-            operation,
-            self.endpoint,
-            response.status_code,
-            body,
-            request_id=request_id if self.endpoint.binding == "jsonrpc" else None,
-        )
+        return await self._exchange.call(operation, request, timeout=self._call_timeout(timeout))
 
-    # --- the machinery ---------------------------------------------------------------------
+    # --- helpers ---------------------------------------------------------------------------
 
     def _call_timeout(self, timeout: float | Literal["default"] | None) -> float | None:
         return self._timeout if timeout == "default" else timeout
@@ -551,192 +481,3 @@ class A2AClient:
         return SendMessageRequest(
             message=message, configuration=configuration, metadata=dict(metadata or {})
         )
-
-    async def _to_httpx(self, request: HttpRequest, timeout: float | None) -> httpx.Request:
-        applied = await apply_credentials(self.card, self._credentials, self._tokens, self._http)
-        url = request_url(request)
-        if applied.query:
-            extra = urlencode(applied.query)
-            url = f"{url}{'&' if '?' in url else '?'}{extra}"
-        headers = [*request.headers.items(), *applied.headers, *_trace_headers()]
-        if applied.cookies:
-            cookie = "; ".join(f"{k}={v}" for k, v in applied.cookies.items())
-            headers.append(("cookie", cookie))
-        return self._http.build_request(
-            request.method,
-            url,
-            headers=headers,
-            content=request.body or None,
-            timeout=httpx.Timeout(timeout) if timeout is not None else httpx.Timeout(None),
-        )
-
-    async def _send(self, request: HttpRequest, timeout: float | None) -> httpx.Response:
-        """The response's head (the body not read yet), after the retries the policy allows
-        for connection failures and the one retry with fresh credentials after a 401."""
-        policy = self._retry
-        started = time.monotonic()
-        retry = 0
-        refreshed = False
-        while True:
-            outgoing = await self._to_httpx(request, timeout)
-            try:
-                response = await self._http.send(outgoing, stream=True)
-            except _BEFORE_REPLY:
-                if retry + 1 >= policy.attempts or time.monotonic() - started > policy.deadline:
-                    raise
-                await anyio.sleep(policy.wait(retry))
-                retry += 1
-                continue
-            if response.status_code == 401 and self._tokens is not None and not refreshed:
-                await response.aclose()
-                self._tokens.invalidate()
-                refreshed = True
-                continue
-            return response
-
-    async def _read_body(self, response: httpx.Response) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self._max_reply_bytes:
-                raise InvalidReplyError(
-                    f"the reply is larger than {self._max_reply_bytes} bytes (max_reply_bytes)",
-                    status=response.status_code,
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
-
-    async def _stream(
-        self,
-        operation: Operation,
-        request: Any,
-        last_event_id: str | None,
-        timeout: float | Literal["default"] | None,
-    ) -> AsyncIterator[ReceivedEvent]:
-        """The events of a streaming call, resumed by SubscribeToTask when cut."""
-        limit = self._call_timeout(timeout)
-        task_id = request.id if operation is Operation.SUBSCRIBE_TO_TASK else None
-        seen: set[str] = set()
-        order: deque[str] = deque()
-        fruitless = 0
-        resuming = False
-        while True:
-            progressed = False
-            cut: str | None = None
-            try:
-                async for received in self._one_stream(
-                    operation, request, last_event_id, limit, resuming
-                ):
-                    event_id = received.event_id
-                    if event_id is not None:
-                        if event_id in seen:
-                            continue  # a replay's repeat: never yield an event twice
-                        seen.add(event_id)
-                        order.append(event_id)
-                        if len(order) > _SEEN_IDS:
-                            seen.discard(order.popleft())
-                        last_event_id = event_id
-                    task_id = task_id or _task_id_of(received.event)
-                    progressed = True
-                    yield received
-                    if received.last:
-                        return
-            except _StreamCutError as exc:
-                cut = exc.reason
-            except AgentError as exc:
-                if not resuming or exc.error_type not in (
-                    UnsupportedOperationError,
-                    TaskNotFoundError,
-                ):
-                    raise
-                # The task ended while we were away and the server keeps no log to replay:
-                # its final state is what was missed.
-                assert task_id is not None
-                task = await self.get_task(task_id, timeout=timeout)
-                yield ReceivedEvent(StreamResponse(task=task), None, True)
-                return
-            if cut is None:
-                cut = "the stream ended before its last event"
-            if not self._resume or task_id is None:
-                raise TransportError(f"{operation.value}: {cut}")
-            fruitless = 0 if progressed else fruitless + 1
-            if fruitless >= self._retry.attempts:
-                raise TransportError(
-                    f"{operation.value}: {cut}; resuming failed {fruitless} times in a row"
-                )
-            await anyio.sleep(self._retry.wait(fruitless))
-            operation = Operation.SUBSCRIBE_TO_TASK
-            request = SubscribeToTaskRequest(id=task_id)
-            resuming = True
-
-    async def _one_stream(
-        self,
-        operation: Operation,
-        request: Any,
-        last_event_id: str | None,
-        timeout: float | None,
-        resuming: bool,
-    ) -> AsyncIterator[ReceivedEvent]:
-        """One streaming request's events; `_StreamCutError` when it ends early or breaks."""
-        http_request = build_request(
-            operation,
-            request,
-            self.endpoint,
-            request_id=next(self._ids),
-            headers=self._headers,
-            extensions=self._extensions,
-            last_event_id=last_event_id,
-        )
-        try:
-            # The timeout bounds the wait for the stream's head; events may take their time
-            # (an idle server sends keep-alives, and the agent decides the pace).
-            with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
-                response = await self._send(http_request, None)
-        except TimeoutError:
-            raise _StreamCutError(f"no reply within {timeout} s") from None
-        except httpx.HTTPError as exc:
-            if resuming:
-                raise _StreamCutError(_describe(exc)) from None
-            raise TransportError(
-                f"{operation.value} to {self.endpoint.url} failed: {_describe(exc)}"
-            ) from None
-        try:
-            content_type = response.headers.get("content-type", "")
-            if response.status_code != 200 or not content_type.lower().startswith(_SSE):
-                body = await self._read_body(response)
-                raise read_error(self.endpoint, response.status_code, body)
-            decoder = StreamDecoder(operation, self.endpoint)
-            pending = 0
-            try:
-                async for chunk in response.aiter_bytes():
-                    pending += len(chunk)
-                    events = decoder.feed(chunk)
-                    if events:
-                        pending = 0
-                    elif pending > self._max_event_bytes:
-                        raise InvalidReplyError(
-                            f"a stream event is larger than {self._max_event_bytes} bytes "
-                            "(max_event_bytes)"
-                        )
-                    for received in events:
-                        yield received
-                        if received.last:
-                            return
-                for received in decoder.close():
-                    yield received
-                    if received.last:
-                        return
-            except httpx.HTTPError as exc:
-                raise _StreamCutError(f"the connection was cut: {_describe(exc)}") from None
-            raise _StreamCutError("the stream ended before its last event")
-        finally:
-            await response.aclose()
-
-
-class _StreamCutError(Exception):
-    """A stream ended or broke before its last event (resumable)."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-        super().__init__(reason)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Final
 
-__all__ = ["RetryPolicy"]
+import httpx
+
+__all__ = ["BEFORE_REPLY", "RetryPolicy"]
+
+#: Connection failures that happen before any byte of a response: the only ones retried.
+BEFORE_REPLY: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 @dataclass(frozen=True, slots=True)

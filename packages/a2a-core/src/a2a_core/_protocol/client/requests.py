@@ -22,6 +22,7 @@ from a2a_core._protocol.jsonrpc import JsonRpcId
 from a2a_core._protocol.media_types import JSON_CONTENT_TYPE
 from a2a_core._protocol.operations import OPERATIONS, CallRequest, Operation
 from a2a_core._protocol.rest.outgoing import encode_rest_request
+from a2a_core.types import SendMessageConfiguration
 
 __all__ = ["build_request", "request_url"]
 
@@ -72,6 +73,10 @@ def build_request(
     dialect = endpoint.dialect
     if dialect == "1.0":
         request = _with_tenant(request, endpoint.tenant)
+    elif operation is Operation.SEND_MESSAGE and request.configuration is None:
+        # v0.3 left `blocking`'s default open, and servers differ (a2a-sdk 0.3's REST
+        # binding reads it absent as non-blocking): a blocking send says so.
+        request = msgspec.structs.replace(request, configuration=SendMessageConfiguration())
     pairs: list[tuple[str, str]] = [
         ("content-type", JSON_CONTENT_TYPE),
         ("accept", _EVENT_STREAM if spec.streaming else JSON_CONTENT_TYPE),

@@ -17,7 +17,7 @@ import msgspec
 
 from a2a_core._protocol import codec
 from a2a_core._protocol.client.cards import Endpoint
-from a2a_core._protocol.client.errors import InvalidReplyError
+from a2a_core._protocol.client.errors import AgentError, InvalidReplyError
 from a2a_core._protocol.client.replies import _ENVELOPE, _jsonrpc_error, _rest_error
 from a2a_core._protocol.operations import Operation
 from a2a_core._protocol.sse import (
@@ -53,7 +53,7 @@ class ReceivedEvent:
 class StreamDecoder:
     """Turns the bytes of one streaming reply into `ReceivedEvent` values."""
 
-    __slots__ = ("_closing", "_endpoint", "_parser", "finished", "last_event_id")
+    __slots__ = ("_closing", "_endpoint", "_error", "_parser", "finished", "last_event_id")
 
     def __init__(self, operation: Operation, endpoint: Endpoint) -> None:
         self._endpoint = endpoint
@@ -63,25 +63,43 @@ class StreamDecoder:
             else CLOSING_STATES
         )
         self._parser = SseParser()
+        # An error event that followed events in the same chunk: raised at the next call,
+        # once those events have been handed over (none is lost to the error).
+        self._error: Exception | None = None
         #: The id of the last event received with one (what a reconnect resumes from).
         self.last_event_id: str | None = None
         #: Whether the stream's last event was received.
         self.finished = False
 
     def feed(self, chunk: bytes) -> list[ReceivedEvent]:
-        """The events that ``chunk`` completes (raises on an error event or a bad frame)."""
+        """The events that ``chunk`` completes. An error event raises `AgentError`, a frame
+        that is not an event `InvalidReplyError`; the events before it in the same chunk
+        are returned first, and the error raised at the next call."""
+        self._raise_pending()
         return self._events(self._parser.feed(chunk))
 
     def close(self) -> list[ReceivedEvent]:
         """The end of the body: an unterminated last frame is dropped, as browsers do."""
+        self._raise_pending()
         return self._events(self._parser.close())
 
+    def _raise_pending(self) -> None:
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
     def _events(self, frames: list[Any]) -> list[ReceivedEvent]:
-        events = []
+        events: list[ReceivedEvent] = []
         for frame in frames:
             if frame.data is None or not frame.data.strip():
                 continue
-            event, final = self._decode(frame.data.encode())
+            try:
+                event, final = self._decode(frame.data.encode())
+            except (AgentError, InvalidReplyError) as exc:
+                if not events:
+                    raise
+                self._error = exc
+                return events
             last = final or ends_stream(event, self._closing)
             if frame.id:
                 self.last_event_id = frame.id

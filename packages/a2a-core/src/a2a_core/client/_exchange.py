@@ -1,0 +1,350 @@
+"""One agent's interface, spoken over httpx: calls, streams, and what keeps them safe (L2).
+
+`Exchange` owns what the sans-IO protocol leaves to the caller: the HTTP exchange, the
+credentials each request carries, retries of connection failures (`RetryPolicy`), the one
+retry after a 401 with a fresh OAuth token, the bounds on what a reply may cost
+(``max_reply_bytes``, ``max_event_bytes``), and the resumption of a stream cut mid-way:
+SubscribeToTask from the last event id received (``Last-Event-ID``), repeats dropped, and the
+task's final state fetched when the server can no longer replay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Final
+from urllib.parse import urlencode
+
+import anyio
+import httpx
+
+from a2a_core._protocol.client import (
+    AgentError,
+    Endpoint,
+    InvalidReplyError,
+    ReceivedEvent,
+    StreamDecoder,
+    build_request,
+    read_error,
+    read_reply,
+    request_url,
+)
+from a2a_core._protocol.http import HttpRequest
+from a2a_core._protocol.operations import Operation
+from a2a_core.client._auth import Credentials, TokenSource, apply_credentials
+from a2a_core.client._errors import TransportError
+from a2a_core.client._retry import BEFORE_REPLY, RetryPolicy
+from a2a_core.types import AgentCard, GetTaskRequest, StreamResponse, SubscribeToTaskRequest
+
+__all__ = ["DEFAULT_MAX_EVENT_BYTES", "DEFAULT_MAX_REPLY_BYTES", "Exchange"]
+
+#: The largest one-shot reply the client reads, by default.
+DEFAULT_MAX_REPLY_BYTES: Final = 64 * 1024 * 1024
+#: The most a stream may send without completing an event, by default.
+DEFAULT_MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
+#: How many event ids a resumed stream remembers to drop repeats.
+_SEEN_IDS: Final = 4096
+_SSE: Final = "text/event-stream"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+_propagate: Any = None
+
+
+def _trace_headers() -> list[tuple[str, str]]:
+    """W3C trace context for the current span, when OpenTelemetry is installed."""
+    global _propagate
+    if _propagate is None:
+        try:
+            from opentelemetry import propagate
+        except ImportError:
+            _propagate = False
+        else:
+            _propagate = propagate
+    if _propagate is False:
+        return []
+    carrier: dict[str, str] = {}
+    _propagate.inject(carrier)
+    return list(carrier.items())
+
+
+def _task_id_of(event: StreamResponse) -> str | None:
+    if event.task is not None:
+        return event.task.id
+    if event.status_update is not None:
+        return event.status_update.task_id
+    if event.artifact_update is not None:
+        return event.artifact_update.task_id
+    return None
+
+
+class Exchange:
+    """Calls and streams to one `Endpoint` (what `A2AClient` delegates to)."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        endpoint: Endpoint,
+        *,
+        credentials: Credentials,
+        headers: Sequence[tuple[str, str]],
+        extensions: Sequence[str],
+        retry: RetryPolicy,
+        resume: bool,
+        max_reply_bytes: int,
+        max_event_bytes: int,
+    ) -> None:
+        self.http = http
+        self.endpoint = endpoint
+        #: The card whose security requirements say where credentials go (``None``: the
+        #: caller's credentials go in the usual places).
+        self.card: AgentCard | None = None
+        self._credentials = credentials
+        self._tokens = TokenSource(credentials.oauth) if credentials.oauth else None
+        self._headers = list(headers)
+        self._extensions = tuple(extensions)
+        self._retry = retry
+        self._resume = resume
+        self._max_reply_bytes = max_reply_bytes
+        self._max_event_bytes = max_event_bytes
+        self._ids = itertools.count(1)
+
+    async def call(
+        self,
+        operation: Operation,
+        request: Any,
+        *,
+        timeout: float | None,
+    ) -> Any:
+        """Any one-shot operation with its v1.0 request; its v1.0 result (`read_reply`)."""
+        request_id = next(self._ids)
+        http_request = build_request(
+            operation,
+            request,
+            self.endpoint,
+            request_id=request_id,
+            headers=self._headers,
+            extensions=self._extensions,
+        )
+        limit = timeout
+        try:
+            with anyio.fail_after(limit) if limit is not None else contextlib.nullcontext():
+                response = await self._send(http_request, limit)
+                try:
+                    body = await self._read_body(response)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise TransportError(
+                f"{operation.value} got no reply within {limit} s from {self.endpoint.url}"
+            ) from None
+        except httpx.HTTPError as exc:
+            raise TransportError(
+                f"{operation.value} to {self.endpoint.url} failed: {_describe(exc)}"
+            ) from None
+        return read_reply(
+            operation,
+            self.endpoint,
+            response.status_code,
+            body,
+            request_id=request_id if self.endpoint.binding == "jsonrpc" else None,
+        )
+
+    # --- the machinery ---------------------------------------------------------------------
+
+    async def _to_httpx(self, request: HttpRequest, timeout: float | None) -> httpx.Request:
+        applied = await apply_credentials(self.card, self._credentials, self._tokens, self.http)
+        url = request_url(request)
+        if applied.query:
+            extra = urlencode(applied.query)
+            url = f"{url}{'&' if '?' in url else '?'}{extra}"
+        headers = [*request.headers.items(), *applied.headers, *_trace_headers()]
+        if applied.cookies:
+            cookie = "; ".join(f"{k}={v}" for k, v in applied.cookies.items())
+            headers.append(("cookie", cookie))
+        return self.http.build_request(
+            request.method,
+            url,
+            headers=headers,
+            content=request.body or None,
+            timeout=httpx.Timeout(timeout) if timeout is not None else httpx.Timeout(None),
+        )
+
+    async def _send(self, request: HttpRequest, timeout: float | None) -> httpx.Response:
+        """The response's head (the body not read yet), after the retries the policy allows
+        for connection failures and the one retry with fresh credentials after a 401."""
+        policy = self._retry
+        started = time.monotonic()
+        retry = 0
+        refreshed = False
+        while True:
+            outgoing = await self._to_httpx(request, timeout)
+            try:
+                response = await self.http.send(outgoing, stream=True)
+            except BEFORE_REPLY:
+                if retry + 1 >= policy.attempts or time.monotonic() - started > policy.deadline:
+                    raise
+                await anyio.sleep(policy.wait(retry))
+                retry += 1
+                continue
+            if response.status_code == 401 and self._tokens is not None and not refreshed:
+                await response.aclose()
+                self._tokens.invalidate()
+                refreshed = True
+                continue
+            return response
+
+    async def _read_body(self, response: httpx.Response) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self._max_reply_bytes:
+                raise InvalidReplyError(
+                    f"the reply is larger than {self._max_reply_bytes} bytes (max_reply_bytes)",
+                    status=response.status_code,
+                )
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def stream(
+        self,
+        operation: Operation,
+        request: Any,
+        last_event_id: str | None,
+        timeout: float | None,
+    ) -> AsyncIterator[ReceivedEvent]:
+        """The events of a streaming call, resumed by SubscribeToTask when cut."""
+        limit = timeout
+        task_id = request.id if operation is Operation.SUBSCRIBE_TO_TASK else None
+        seen: set[str] = set()
+        order: deque[str] = deque()
+        fruitless = 0
+        resuming = False
+        while True:
+            progressed = False
+            cut: str | None = None
+            try:
+                async for received in self._one_stream(
+                    operation, request, last_event_id, limit, resuming
+                ):
+                    event_id = received.event_id
+                    if event_id is not None:
+                        if event_id in seen:
+                            continue  # a replay's repeat: never yield an event twice
+                        seen.add(event_id)
+                        order.append(event_id)
+                        if len(order) > _SEEN_IDS:
+                            seen.discard(order.popleft())
+                        last_event_id = event_id
+                    task_id = task_id or _task_id_of(received.event)
+                    progressed = True
+                    yield received
+                    if received.last:
+                        return
+            except _StreamCutError as exc:
+                cut = exc.reason
+            except AgentError as exc:
+                if not resuming or task_id is None:
+                    raise
+                # The subscription that resumes is refused: the task may have ended while we
+                # were away, on a server that cannot replay (subscribing to a finished task
+                # is an error in v1.0). Its final state is then what was missed.
+                task = await self.call(
+                    Operation.GET_TASK, GetTaskRequest(id=task_id), timeout=timeout
+                )
+                if not task.status.state.is_terminal:
+                    raise exc from None
+                yield ReceivedEvent(StreamResponse(task=task), None, True)
+                return
+            if cut is None:
+                cut = "the stream ended before its last event"
+            if not self._resume or task_id is None:
+                raise TransportError(f"{operation.value}: {cut}")
+            fruitless = 0 if progressed else fruitless + 1
+            if fruitless >= self._retry.attempts:
+                raise TransportError(
+                    f"{operation.value}: {cut}; resuming failed {fruitless} times in a row"
+                )
+            await anyio.sleep(self._retry.wait(fruitless))
+            operation = Operation.SUBSCRIBE_TO_TASK
+            request = SubscribeToTaskRequest(id=task_id)
+            resuming = True
+
+    async def _one_stream(
+        self,
+        operation: Operation,
+        request: Any,
+        last_event_id: str | None,
+        timeout: float | None,
+        resuming: bool,
+    ) -> AsyncIterator[ReceivedEvent]:
+        """One streaming request's events; `_StreamCutError` when it ends early or breaks."""
+        http_request = build_request(
+            operation,
+            request,
+            self.endpoint,
+            request_id=next(self._ids),
+            headers=self._headers,
+            extensions=self._extensions,
+            last_event_id=last_event_id,
+        )
+        try:
+            # The timeout bounds the wait for the stream's head; events may take their time
+            # (an idle server sends keep-alives, and the agent decides the pace).
+            with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+                response = await self._send(http_request, None)
+        except TimeoutError:
+            raise _StreamCutError(f"no reply within {timeout} s") from None
+        except httpx.HTTPError as exc:
+            if resuming:
+                raise _StreamCutError(_describe(exc)) from None
+            raise TransportError(
+                f"{operation.value} to {self.endpoint.url} failed: {_describe(exc)}"
+            ) from None
+        try:
+            content_type = response.headers.get("content-type", "")
+            if response.status_code != 200 or not content_type.lower().startswith(_SSE):
+                body = await self._read_body(response)
+                raise read_error(self.endpoint, response.status_code, body)
+            decoder = StreamDecoder(operation, self.endpoint)
+            pending = 0
+            try:
+                async for chunk in response.aiter_bytes():
+                    pending += len(chunk)
+                    events = decoder.feed(chunk)
+                    if events:
+                        pending = 0
+                    elif pending > self._max_event_bytes:
+                        raise InvalidReplyError(
+                            f"a stream event is larger than {self._max_event_bytes} bytes "
+                            "(max_event_bytes)"
+                        )
+                    for received in events:
+                        yield received
+                        if received.last:
+                            return
+                for received in decoder.close():
+                    yield received
+                    if received.last:
+                        return
+            except httpx.HTTPError as exc:
+                raise _StreamCutError(f"the connection was cut: {_describe(exc)}") from None
+            raise _StreamCutError("the stream ended before its last event")
+        finally:
+            await response.aclose()
+
+
+class _StreamCutError(Exception):
+    """A stream ended or broke before its last event (resumable)."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)

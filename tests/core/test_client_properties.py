@@ -1,0 +1,165 @@
+"""Properties of the client's protocol, on values drawn by a2a_core.testing.
+
+- Every v1.0 request the client builds, in either binding, decodes on our server's
+  `ServerProtocol` to the same request.
+- Every result our server can encode reads back to the same value.
+- Any bytes, as a reply or as a stream, give a result, `AgentError` or `InvalidReplyError`:
+  never an exception from deep inside a decoder.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from a2a_core.call import Call
+from a2a_core.client import (
+    AgentError,
+    Endpoint,
+    InvalidReplyError,
+    StreamDecoder,
+    build_request,
+    parse_card,
+    read_reply,
+)
+from a2a_core.http import HttpRequest
+from a2a_core.operations import OPERATIONS, Operation
+from a2a_core.testing import strategy_for
+from helpers.protocol import make_protocol
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+URL = "https://agent.example/a2a"
+OPERATIONS_V1 = sorted(OPERATIONS, key=lambda op: op.value)
+# Tenants a REST path cannot carry unambiguously: `v1` names the v0.3 routes, and a tenant
+# equal to a route's first segment is read as that route (docs/spec-decisions.md, F11).
+_REST_RESERVED = {"v1", "tasks", "message:send", "message:stream", "extendedAgentCard"}
+
+
+def _rest_can_carry(request: Any) -> bool:
+    tenant = getattr(request, "tenant", "")
+    ids = [getattr(request, name, None) for name in ("id", "task_id")]
+    segments = [tenant, *(i for i in ids if i is not None)]
+    if tenant in _REST_RESERVED or ":" in tenant:
+        return False
+    # Path values are single segments: no "/" (a 404 by design) and none empty.
+    return all("/" not in s for s in segments) and all(i for i in ids if i is not None)
+
+
+def _served(request: HttpRequest) -> HttpRequest:
+    return HttpRequest(
+        request.method, request.path, query=request.query, headers=request.headers, body=request.body
+    )
+
+
+@pytest.mark.parametrize("operation", OPERATIONS_V1, ids=lambda op: op.value)
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+@SETTINGS
+@given(data=st.data())
+def test_every_v1_request_decodes_on_our_server_unchanged(
+    operation: Operation, binding: str, data: st.DataObject
+) -> None:
+    spec = OPERATIONS[operation]
+    request = data.draw(strategy_for(spec.params))
+    if binding == "rest":
+        assume(_rest_can_carry(request))
+    endpoint = Endpoint(URL, binding, "1.0")  # type: ignore[arg-type]
+    outcome = make_protocol().receive_request(_served(build_request(operation, request, endpoint)))
+    assert isinstance(outcome, Call), outcome.body  # type: ignore[union-attr]
+    assert outcome.operation is operation
+    assert outcome.request == request
+
+
+_ONE_SHOT = [op for op in OPERATIONS_V1 if not OPERATIONS[op].streaming]
+
+
+@pytest.mark.parametrize("operation", _ONE_SHOT, ids=lambda op: op.value)
+@pytest.mark.parametrize("binding", ["jsonrpc", "rest"])
+@SETTINGS
+@given(data=st.data())
+def test_every_result_our_server_encodes_reads_back(
+    operation: Operation, binding: str, data: st.DataObject
+) -> None:
+    spec = OPERATIONS[operation]
+    result_type = spec.results[0]
+    result = None if result_type is type(None) else data.draw(strategy_for(result_type))
+    protocol = make_protocol()
+    endpoint = Endpoint(URL, binding, "1.0")  # type: ignore[arg-type]
+    request = data.draw(strategy_for(spec.params))
+    if binding == "rest":
+        assume(_rest_can_carry(request))
+    call = protocol.receive_request(_served(build_request(operation, request, endpoint)))
+    assert isinstance(call, Call)
+    reply = protocol.reply_result(call, result)
+    assert read_reply(operation, endpoint, reply.status, reply.body) == result
+
+
+ENDPOINTS = st.builds(
+    Endpoint,
+    st.just(URL),
+    st.sampled_from(["jsonrpc", "rest"]),
+    st.sampled_from(["1.0", "0.3"]),
+)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(
+            ["jsonrpc", "id", "result", "error", "code", "message", "data", "task", "status"]
+        ),
+        inner,
+        max_size=4,
+    ),
+    max_leaves=12,
+)
+BODIES = st.binary(max_size=200) | JSONISH.map(msgspec.json.encode)
+
+
+@SETTINGS
+@given(
+    operation=st.sampled_from(_ONE_SHOT),
+    endpoint=ENDPOINTS,
+    status=st.sampled_from([200, 201, 400, 401, 404, 409, 500, 503]),
+    body=BODIES,
+)
+def test_any_reply_gives_a_result_or_a_clear_error(
+    operation: Operation, endpoint: Endpoint, status: int, body: bytes
+) -> None:
+    try:
+        read_reply(operation, endpoint, status, body)
+    except (AgentError, InvalidReplyError):
+        pass
+
+
+@SETTINGS
+@given(
+    endpoint=ENDPOINTS,
+    operation=st.sampled_from([Operation.SEND_STREAMING_MESSAGE, Operation.SUBSCRIBE_TO_TASK]),
+    chunks=st.lists(
+        st.binary(max_size=60)
+        | BODIES.map(lambda body: b"id: 1\ndata: " + body.replace(b"\n", b" ") + b"\n\n"),
+        max_size=5,
+    ),
+)
+def test_any_stream_gives_events_or_a_clear_error(
+    endpoint: Endpoint, operation: Operation, chunks: list[bytes]
+) -> None:
+    decoder = StreamDecoder(operation, endpoint)
+    try:
+        for chunk in chunks:
+            decoder.feed(chunk)
+        decoder.close()
+    except (AgentError, InvalidReplyError):
+        pass
+
+
+@SETTINGS
+@given(body=BODIES)
+def test_any_card_body_gives_a_card_or_a_clear_error(body: bytes) -> None:
+    try:
+        parse_card(body)
+    except InvalidReplyError:
+        pass
