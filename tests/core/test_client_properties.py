@@ -51,7 +51,11 @@ def _rest_can_carry(request: Any) -> bool:
 
 def _served(request: HttpRequest) -> HttpRequest:
     return HttpRequest(
-        request.method, request.path, query=request.query, headers=request.headers, body=request.body
+        request.method,
+        request.path,
+        query=request.query,
+        headers=request.headers,
+        body=request.body,
     )
 
 
@@ -105,13 +109,15 @@ ENDPOINTS = st.builds(
 )
 JSONISH = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(
-        st.sampled_from(
-            ["jsonrpc", "id", "result", "error", "code", "message", "data", "task", "status"]
-        ),
-        inner,
-        max_size=4,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["jsonrpc", "id", "result", "error", "code", "message", "data", "task", "status"]
+            ),
+            inner,
+            max_size=4,
+        )
     ),
     max_leaves=12,
 )

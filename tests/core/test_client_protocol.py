@@ -24,8 +24,8 @@ from a2a_core.client import (
     AgentError,
     Endpoint,
     InvalidReplyError,
-    NoUsableInterfaceError,
     NotInDialectError,
+    NoUsableInterfaceError,
     StreamDecoder,
     build_request,
     choose_interface,
@@ -118,7 +118,11 @@ CASES = [
 def _served(request: HttpRequest) -> HttpRequest:
     # What the server sees: the path below its mount, the headers; no base URL.
     return HttpRequest(
-        request.method, request.path, query=request.query, headers=request.headers, body=request.body
+        request.method,
+        request.path,
+        query=request.query,
+        headers=request.headers,
+        body=request.body,
     )
 
 
@@ -225,7 +229,11 @@ STATES = [t.TaskState.WORKING, t.TaskState.INPUT_REQUIRED, t.TaskState.COMPLETED
 def test_stream_events_read_back(operation: Operation, endpoint: Endpoint) -> None:
     call, protocol = _call(operation, endpoint)
     stream = protocol.open_event_stream(call)
-    events = [t.StreamResponse(task=msgspec.structs.replace(TASK, status=t.TaskStatus(state=t.TaskState.SUBMITTED)))]
+    events = [
+        t.StreamResponse(
+            task=msgspec.structs.replace(TASK, status=t.TaskStatus(state=t.TaskState.SUBMITTED))
+        )
+    ]
     events += [
         t.StreamResponse(
             status_update=t.TaskStatusUpdateEvent(
@@ -297,7 +305,9 @@ def test_jsonrpc_request_shape() -> None:
     assert request.headers.get("a2a-version") == "1.0"
     assert request.headers.get("a2a-extensions") == "https://ext.example/a"
     assert request.headers.get("x-trace") == "1"
-    v03 = build_request(Operation.GET_TASK, t.GetTaskRequest(id="x"), Endpoint(URL, "jsonrpc", "0.3"))
+    v03 = build_request(
+        Operation.GET_TASK, t.GetTaskRequest(id="x"), Endpoint(URL, "jsonrpc", "0.3")
+    )
     assert json.loads(v03.body)["method"] == "tasks/get"
     assert "a2a-version" not in v03.headers
 
@@ -324,7 +334,9 @@ def test_list_tasks_is_not_in_v0_3() -> None:
     for binding in ("jsonrpc", "rest"):
         with pytest.raises(NotInDialectError, match="ListTasks is not part of A2A 0.3"):
             build_request(
-                Operation.LIST_TASKS, t.ListTasksRequest(), Endpoint(URL, binding, "0.3")  # type: ignore[arg-type]
+                Operation.LIST_TASKS,
+                t.ListTasksRequest(),
+                Endpoint(URL, binding, "0.3"),  # type: ignore[arg-type]
             )
 
 
@@ -402,7 +414,10 @@ def test_what_is_not_a_card_is_a_clear_error(body: bytes, message: str) -> None:
         (200, b'{"jsonrpc":"2.0","id":1,"result":{"id":5}}'),
         (502, b"<html>Bad gateway</html>"),
         (404, b""),
-        (200, b'{"jsonrpc":"2.0","id":2,"result":{"id":"t","status":{"state":"TASK_STATE_WORKING"}}}'),
+        (
+            200,
+            b'{"jsonrpc":"2.0","id":2,"result":{"id":"t","status":{"state":"TASK_STATE_WORKING"}}}',
+        ),
     ],
 )
 def test_replies_that_are_not_a2a_are_invalid_replies(
