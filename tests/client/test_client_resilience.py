@@ -95,12 +95,17 @@ async def test_without_resume_a_cut_is_a_transport_error(served: Served) -> None
             A2AClient(_through(proxy, served, "jsonrpc"), resume=False) as client,
             await A2AClient.connect(served.url) as direct,
         ):
-            task_id = None
-            with pytest.raises(TransportError, match="SendStreamingMessage"):
+            seen: list[str] = []
+
+            async def follow() -> None:
                 async for event in client.stream("hold"):
-                    task_id = task_id or (event.event.task and event.event.task.id)
+                    if event.event.task is not None:
+                        seen.append(event.event.task.id)
                     proxy.cut()
-            assert task_id is not None
+
+            with pytest.raises(TransportError, match="SendStreamingMessage"):
+                await follow()
+            task_id = seen[0]
             await direct.send(f"release {task_id}")
 
 
@@ -170,7 +175,7 @@ async def test_retries_are_bounded() -> None:
         endpoint = Endpoint(f"http://127.0.0.1:{proxy.port}/", "jsonrpc", "1.0")
         policy = RetryPolicy(attempts=3, backoff=0.01, max_backoff=0.01)
         async with A2AClient(endpoint, retry=policy) as client:
-            with pytest.raises(TransportError, match="GetTask to .* failed: ConnectError"):
+            with pytest.raises(TransportError, match=r"GetTask to .* failed: ConnectError"):
                 await client.get_task("x")
 
 
@@ -221,7 +226,7 @@ async def test_an_endless_stream_event_is_refused() -> None:
 
 async def test_a_call_without_a_reply_times_out(served: Served) -> None:
     async with await A2AClient.connect(served.url, timeout=5) as client:
-        with pytest.raises(TransportError, match="no reply within 0.3 s"):
+        with pytest.raises(TransportError, match=r"no reply within 0.3 s"):
             await client.send("hold", timeout=0.3)
 
 

@@ -137,9 +137,10 @@ def _call(operation: Operation, endpoint: Endpoint, **options: Any) -> tuple[Cal
 def _carried(operation: Operation, endpoint: Endpoint) -> Any:
     """The request as the dialect can carry it: v0.3 JSON-RPC lists push configs unpaged."""
     request = REQUESTS[operation]
-    if endpoint.dialect == "0.3" and operation is Operation.LIST_PUSH_CONFIGS:
-        if endpoint.binding == "jsonrpc":
-            return msgspec.structs.replace(request, page_size=0, page_token="")
+    if (endpoint.dialect, endpoint.binding) == ("0.3", "jsonrpc") and (
+        operation is Operation.LIST_PUSH_CONFIGS
+    ):
+        return msgspec.structs.replace(request, page_size=0, page_token="")
     return request
 
 
@@ -332,7 +333,7 @@ def test_rest_request_shapes() -> None:
 
 def test_list_tasks_is_not_in_v0_3() -> None:
     for binding in ("jsonrpc", "rest"):
-        with pytest.raises(NotInDialectError, match="ListTasks is not part of A2A 0.3"):
+        with pytest.raises(NotInDialectError, match=r"ListTasks is not part of A2A 0.3"):
             build_request(
                 Operation.LIST_TASKS,
                 t.ListTasksRequest(),
@@ -366,13 +367,13 @@ def test_preferences_narrow_and_order_the_choice() -> None:
     )
     assert chosen == Endpoint("https://agent.example/rest", "rest", "1.0")
     assert choose_interface(MULTI, versions=["0.3"]) == Endpoint(URL + "/v03", "jsonrpc", "0.3")
-    with pytest.raises(NoUsableInterfaceError, match="binding HTTP\\+JSON and version 0.3"):
+    with pytest.raises(NoUsableInterfaceError, match=r"binding HTTP\+JSON and version 0.3"):
         choose_interface(MULTI, bindings=["HTTP+JSON"], versions=["0.3"])
 
 
 def test_a_card_with_nothing_spoken_says_what_it_lists() -> None:
     grpc_only = msgspec.structs.replace(CARD, supported_interfaces=INTERFACES[:1])
-    with pytest.raises(NoUsableInterfaceError, match="it lists: GRPC 1.0 at"):
+    with pytest.raises(NoUsableInterfaceError, match=r"it lists: GRPC 1.0 at"):
         choose_interface(grpc_only)
 
 

@@ -20,8 +20,8 @@ import a2a_core
 PACKAGE_ROOT = Path(a2a_core.__file__).parent
 # The layers are folders. L0 and L1 are the wire model (`types`, `compat`), the protocol
 # (`_protocol`), the test strategies (`testing`) and the modules at the top of the package,
-# which are the faces users import. L2 is every other folder (`server`, `auth`, `otel`): a
-# pure module is found by where it is, with no list of exceptions.
+# which are the faces users import. L2 is every other folder (`server`, `auth`, `otel`,
+# `client`, `cli`): a pure module is found by where it is, with no list of exceptions.
 PURE_FOLDERS = ("types", "compat", "_protocol", "testing")
 FORBIDDEN_MODULES = {
     "asyncio",
@@ -61,9 +61,11 @@ def test_pure_modules_are_found() -> None:
     names = {_module_name(p) for p in _pure_modules()}
     assert {"a2a_core.types", "a2a_core.codec", "a2a_core._protocol.server"} <= names
     assert {"a2a_core.types._base", "a2a_core.compat.v0_3.convert", "a2a_core.testing"} <= names
+    # The client's protocol is pure too; its async client and the command line are L2.
+    assert {"a2a_core._protocol.client.requests", "a2a_core.__main__"} <= names
     every = {_module_name(p) for p in PACKAGE_ROOT.rglob("*.py")}
     # What is not pure is in an L2 folder of its own.
-    assert {name.split(".")[1] for name in every - names} == {"server", "auth", "otel"}
+    assert {name.split(".")[1] for name in every - names} == {"server", "auth", "otel", "client", "cli"}
 
 
 @pytest.mark.parametrize("path", _pure_modules(), ids=_module_name)
