@@ -16,6 +16,7 @@ import httpx
 
 from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
 from a2a_core._protocol.client import InvalidReplyError, parse_card
+from a2a_core.client._bodies import read_limited
 from a2a_core.client._errors import CardError, TransportError
 from a2a_core.client._retry import BEFORE_REPLY, RetryPolicy
 from a2a_core.types import AgentCard
@@ -70,17 +71,6 @@ class CardCache:
 DEFAULT_CARD_CACHE: Final = CardCache()
 
 
-async def _read_limited(response: httpx.Response, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise CardError(f"the agent card at {response.url} is larger than {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 async def fetch_card(
     http: httpx.AsyncClient,
     url: str,
@@ -118,7 +108,13 @@ async def fetch_card(
                         f"no agent card at {url}: HTTP {response.status_code}",
                         status=response.status_code,
                     )
-                body = await _read_limited(response, MAX_CARD_BYTES)
+                body = await read_limited(
+                    response,
+                    MAX_CARD_BYTES,
+                    lambda: CardError(
+                        f"the agent card at {url} is larger than {MAX_CARD_BYTES} bytes"
+                    ),
+                )
                 etag = response.headers.get("etag")
                 last_modified = response.headers.get("last-modified")
                 break

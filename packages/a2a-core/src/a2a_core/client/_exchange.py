@@ -14,7 +14,7 @@ import contextlib
 import itertools
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, Final
 from urllib.parse import urlencode
 
@@ -35,6 +35,7 @@ from a2a_core._protocol.client import (
 from a2a_core._protocol.http import HttpRequest
 from a2a_core._protocol.operations import Operation
 from a2a_core.client._auth import Credentials, TokenSource, apply_credentials
+from a2a_core.client._bodies import chunks, read_limited
 from a2a_core.client._errors import TransportError
 from a2a_core.client._retry import BEFORE_REPLY, RetryPolicy
 from a2a_core.types import AgentCard, GetTaskRequest, StreamResponse, SubscribeToTaskRequest
@@ -48,6 +49,8 @@ DEFAULT_MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
 #: How many event ids a resumed stream remembers to drop repeats.
 _SEEN_IDS: Final = 4096
 _SSE: Final = "text/event-stream"
+#: How long the rest of a stream's body is read after its last event, at most.
+_DRAIN_SECONDS: Final = 1.0
 
 
 def _describe(exc: BaseException) -> str:
@@ -202,17 +205,15 @@ class Exchange:
             return response
 
     async def _read_body(self, response: httpx.Response) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in response.aiter_bytes():
-            size += len(chunk)
-            if size > self._max_reply_bytes:
-                raise InvalidReplyError(
-                    f"the reply is larger than {self._max_reply_bytes} bytes (max_reply_bytes)",
-                    status=response.status_code,
-                )
-            chunks.append(chunk)
-        return b"".join(chunks)
+        limit = self._max_reply_bytes
+        return await read_limited(
+            response,
+            limit,
+            lambda: InvalidReplyError(
+                f"the reply is larger than {limit} bytes (max_reply_bytes)",
+                status=response.status_code,
+            ),
+        )
 
     async def stream(
         self,
@@ -232,23 +233,24 @@ class Exchange:
             progressed = False
             cut: str | None = None
             try:
-                async for received in self._one_stream(
-                    operation, request, last_event_id, limit, resuming
-                ):
-                    event_id = received.event_id
-                    if event_id is not None:
-                        if event_id in seen:
-                            continue  # a replay's repeat: never yield an event twice
-                        seen.add(event_id)
-                        order.append(event_id)
-                        if len(order) > _SEEN_IDS:
-                            seen.discard(order.popleft())
-                        last_event_id = event_id
-                    task_id = task_id or _task_id_of(received.event)
-                    progressed = True
-                    yield received
-                    if received.last:
-                        return
+                async with contextlib.aclosing(
+                    self._one_stream(operation, request, last_event_id, limit, resuming)
+                ) as events:
+                    async for received in events:
+                        event_id = received.event_id
+                        if event_id is not None:
+                            if event_id in seen:
+                                continue  # a replay's repeat: never yield an event twice
+                            seen.add(event_id)
+                            order.append(event_id)
+                            if len(order) > _SEEN_IDS:
+                                seen.discard(order.popleft())
+                            last_event_id = event_id
+                        task_id = task_id or _task_id_of(received.event)
+                        progressed = True
+                        yield received
+                        if received.last:
+                            return
             except _StreamCutError as exc:
                 cut = exc.reason
             except AgentError as exc:
@@ -285,7 +287,7 @@ class Exchange:
         last_event_id: str | None,
         timeout: float | None,
         resuming: bool,
-    ) -> AsyncIterator[ReceivedEvent]:
+    ) -> AsyncGenerator[ReceivedEvent, None]:
         """One streaming request's events; `_StreamCutError` when it ends early or breaks."""
         http_request = build_request(
             operation,
@@ -317,21 +319,34 @@ class Exchange:
             decoder = StreamDecoder(operation, self.endpoint)
             pending = 0
             try:
-                async for chunk in response.aiter_bytes():
-                    pending += len(chunk)
-                    events = decoder.feed(chunk)
-                    if events:
-                        pending = 0
-                    elif pending > self._max_event_bytes:
-                        raise InvalidReplyError(
-                            f"a stream event is larger than {self._max_event_bytes} bytes "
-                            "(max_event_bytes)"
-                        )
-                    for received in events:
-                        yield received
-                        if received.last:
-                            return
-                for received in decoder.close():
+                async with contextlib.aclosing(chunks(response)) as body_chunks:
+                    async for chunk in body_chunks:
+                        pending += len(chunk)
+                        events = decoder.feed(chunk)
+                        if events:
+                            pending = 0
+                        elif pending > self._max_event_bytes:
+                            raise InvalidReplyError(
+                                f"a stream event is larger than {self._max_event_bytes} bytes "
+                                "(max_event_bytes)"
+                            )
+                        if any(received.last for received in events):
+                            break
+                        for received in events:
+                            yield received
+                    else:
+                        events = decoder.close()
+                    if any(received.last for received in events):
+                        # Read the rest of the body (the server ends it after its last
+                        # event) before handing the last event over: the connection goes
+                        # back to the pool, and no reader is left half-way.
+                        with anyio.move_on_after(_DRAIN_SECONDS):
+                            drained = 0
+                            async for chunk in body_chunks:
+                                drained += len(chunk)
+                                if drained > self._max_event_bytes:
+                                    break
+                for received in events:
                     yield received
                     if received.last:
                         return
