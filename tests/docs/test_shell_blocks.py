@@ -68,6 +68,11 @@ def _readme_echo(block: Block, port: int, scratch: Path) -> tuple[list[str], Pat
     return [sys.executable, "examples/echo.py", "--port", str(port)], ROOT
 
 
+def _multi_turn_example(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
+    assert "uv run python examples/multi_turn.py" in block.code
+    return [sys.executable, "examples/multi_turn.py", "--port", str(port)], ROOT
+
+
 def _uvicorn(module: str) -> Callable[[Block, int, Path], tuple[list[str], Path]]:
     """The block's ``uvicorn MODULE:app --host 127.0.0.1 --port 8000`` line, as it says."""
 
@@ -122,6 +127,16 @@ def _tutorial_turns(output: str, errors: str) -> None:
     assert _chunks(output) == ["Nice", " to", " meet", " you,", " Ada!"]
 
 
+def _cli_turns(output: str, errors: str) -> None:
+    greeted, status, *streamed, failed = output.splitlines()
+    assert greeted == "Nice to meet you, Ada!"
+    assert status.startswith("task ") and " completed (context " in status
+    assert streamed[0].startswith("task ") and streamed[0].endswith(" submitted")
+    assert streamed[-1] == "[input-required] Hello! What is your name?"
+    assert failed == "exit 1"
+    assert errors == "error: TASK_NOT_FOUND -32001: Task not found\n"
+
+
 def _greeted(output: str, errors: str) -> None:
     assert output == "Hello! What is your name?\nNice to meet you, Ada!\n"
 
@@ -164,6 +179,14 @@ SCENARIOS = {
         command=_uvicorn("app"),
         card_path="/a2a/.well-known/agent-card.json",
         clients=(("task=$(curl -s http://127.0.0.1:8000/a2a/message:send", _tutorial_turns),),
+    ),
+    # The command line against the multi-turn example.
+    "client-cli": Scenario(
+        page="docs/client.md",
+        server="uv run python examples/multi_turn.py",
+        command=_multi_turn_example,
+        card_path="/.well-known/agent-card.json",
+        clients=(("a2aserve send http://127.0.0.1:8000 hi -o json", _cli_turns),),
     ),
     # The same agent on the official SDK and on ours, driven by the SDK's client.
     "migrating-sdk": Scenario(
