@@ -137,6 +137,16 @@ def _cli_turns(output: str, errors: str) -> None:
     assert errors == "error: TASK_NOT_FOUND -32001: Task not found\n"
 
 
+def _tutorial_cli(output: str, errors: str) -> None:
+    question, status = output.splitlines()
+    assert question == "Hello! What is your name?"
+    assert status.startswith("task ") and " input-required (context " in status
+
+
+def _tutorial_ask(output: str, errors: str) -> None:
+    assert output == "Hello! What is your name?\nNice to meet you, Ada!\n"
+
+
 def _greeted(output: str, errors: str) -> None:
     assert output == "Hello! What is your name?\nNice to meet you, Ada!\n"
 
@@ -174,11 +184,15 @@ SCENARIOS = {
     ),
     "tutorial-multi-turn": Scenario(
         page="docs/tutorial.md",
-        files=(("app.py", "async def greeter"),),
+        files=(("app.py", "async def greeter"), ("ask.py", "A2AClient.connect")),
         server="uvicorn app:app",
         command=_uvicorn("app"),
         card_path="/a2a/.well-known/agent-card.json",
-        clients=(("task=$(curl -s http://127.0.0.1:8000/a2a/message:send", _tutorial_turns),),
+        clients=(
+            ("task=$(curl -s http://127.0.0.1:8000/a2a/message:send", _tutorial_turns),
+            ("a2aserve send http://127.0.0.1:8000/a2a hi", _tutorial_cli),
+            ("python ask.py http://127.0.0.1:8000/a2a", _tutorial_ask),
+        ),
     ),
     # The command line against the multi-turn example.
     "client-cli": Scenario(
