@@ -11,7 +11,8 @@ that environment, from a scratch folder:
   ``asgi_app.py``, ``starlette_app.py``, ``fastapi_app.py``, ``aiohttp_app.py``), each served
   on 127.0.0.1 (uvicorn, or the aiohttp script itself) on a free port: the card is fetched
   from ``<base_url>/.well-known/agent-card.json`` and a message sent over JSON-RPC to the URL
-  the card publishes gives a completed task whose artifact is the text sent;
+  the card publishes gives a completed task whose artifact is the text sent, and the wheel's
+  console script, ``a2aserve send``, gets the same reply;
 - the SQL package's migrations, which ship as data files, create a schema on SQLite
   (``python -m a2a_sql upgrade``) that ``check_schema`` accepts.
 
@@ -125,6 +126,7 @@ def _serve_and_talk(python: Path, scratch: Path, app: str) -> None:
                     continue
                 raise SystemExit(f"{app}: the server did not serve its card at {base}")
             _send_message(app, card)
+            _cli_send(python, scratch, app, base)
             return
         finally:
             process.terminate()
@@ -170,6 +172,21 @@ def _send_message(app: str, card: dict[str, object]) -> None:
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
     assert task["artifacts"][0]["parts"] == [{"text": "hi"}], task
     print(f"{app}: card {card['name']!r} at {url}, SendMessage -> completed, artifact 'hi'")
+
+
+def _cli_send(python: Path, scratch: Path, app: str, base: str) -> None:
+    """The wheel's console script, `a2aserve`, calls the same agent."""
+    done = subprocess.run(
+        [str(python.with_name("a2aserve")), "send", base, "hi"],
+        cwd=scratch,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if done.returncode != 0 or done.stdout.splitlines()[:1] != ["hi"]:
+        raise SystemExit(f"{app}: a2aserve send failed ({done.returncode}): {done.stderr}")
+    print(f"{app}: a2aserve send {base} hi -> {done.stdout.splitlines()[-1]}")
 
 
 def _check_migrations(python: Path, scratch: Path) -> None:
