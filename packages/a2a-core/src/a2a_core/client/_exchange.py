@@ -23,6 +23,7 @@ import httpx
 
 from a2a_core._protocol.client import (
     AgentError,
+    ClientError,
     Endpoint,
     InvalidReplyError,
     ReceivedEvent,
@@ -38,7 +39,13 @@ from a2a_core.client._auth import Credentials, TokenSource, apply_credentials
 from a2a_core.client._bodies import chunks, read_limited
 from a2a_core.client._errors import TransportError
 from a2a_core.client._retry import BEFORE_REPLY, RetryPolicy
-from a2a_core.types import AgentCard, GetTaskRequest, StreamResponse, SubscribeToTaskRequest
+from a2a_core.types import (
+    AgentCard,
+    GetTaskRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    Task,
+)
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "DEFAULT_MAX_REPLY_BYTES", "Exchange"]
 
@@ -271,6 +278,14 @@ class Exchange:
             if not self._resume or task_id is None:
                 raise TransportError(f"{operation.value}: {cut}")
             fruitless = 0 if progressed else fruitless + 1
+            if resuming and not progressed:
+                # A resumption that brought nothing may be a refusal in disguise: a2a-sdk
+                # 0.3's REST binding answers a subscription to a finished task with an
+                # event stream that it then aborts. The task's final state is what was missed.
+                final = await self._terminal_task(task_id, timeout)
+                if final is not None:
+                    yield ReceivedEvent(StreamResponse(task=final), None, True)
+                    return
             if fruitless >= self._retry.attempts:
                 raise TransportError(
                     f"{operation.value}: {cut}; resuming failed {fruitless} times in a row"
@@ -279,6 +294,16 @@ class Exchange:
             operation = Operation.SUBSCRIBE_TO_TASK
             request = SubscribeToTaskRequest(id=task_id)
             resuming = True
+
+    async def _terminal_task(self, task_id: str, timeout: float | None) -> Task | None:
+        """The task, if it has ended (None when it has not, or cannot be had)."""
+        try:
+            task: Task = await self.call(
+                Operation.GET_TASK, GetTaskRequest(id=task_id), timeout=timeout
+            )
+        except ClientError:
+            return None
+        return task if task.status.state.is_terminal else None
 
     async def _one_stream(
         self,

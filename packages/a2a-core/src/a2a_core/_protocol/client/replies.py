@@ -2,10 +2,11 @@
 
 `read_reply` turns the reply to a one-shot call into its v1.0 result, whatever the binding
 and dialect; `read_error` finds the A2A error in a reply that is not a result (a JSON-RPC
-error object, an AIP-193 ``google.rpc.Status`` body, or the v0.3 REST ``{code, message}``
-body some servers send), for the streams' refusals too. Nothing here raises anything but
-`AgentError` (the agent said no) and `InvalidReplyError` (the reply is not A2A): a garbage
-reply is a clear error, never an exception from deep inside a decoder.
+error object, an AIP-193 ``google.rpc.Status`` body, the v0.3 REST ``{code, message}``
+body some servers send, or a2a-sdk 0.3's bare ``{message}`` on a v0.3 REST error status), for
+the streams' refusals too. Nothing here raises anything but `AgentError` (the agent said no)
+and `InvalidReplyError` (the reply is not A2A): a garbage reply is a clear error, never an
+exception from deep inside a decoder.
 """
 
 from __future__ import annotations
@@ -112,6 +113,16 @@ def read_error(endpoint: Endpoint, status: int, body: bytes) -> AgentError | Inv
         error = _rest_error(fields, status)
         if error is not None:
             return error
+        message = fields.get("message")
+        if (
+            endpoint.binding == "rest"
+            and endpoint.dialect == "0.3"
+            and status >= 400
+            and isinstance(message, str)
+        ):
+            # v0.3 REST defined no error body; a2a-sdk 0.3 answers the HTTP status of the
+            # error with ``{"message": ...}`` alone (404 "Task not found", 409 ...).
+            return AgentError(message, http_status=status)
     return InvalidReplyError(
         f"the agent answered HTTP {status} without an A2A error", status=status, body=body
     )
