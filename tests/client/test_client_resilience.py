@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -109,29 +110,35 @@ async def test_without_resume_a_cut_is_a_transport_error(served: Served) -> None
             await direct.send(f"release {task_id}")
 
 
-async def test_a_resumed_stream_of_a_task_finished_without_replay_ends_with_its_state() -> None:
-    # A peer that keeps no log refuses a subscription to a finished task (v1.0: -32004):
+def _working_then_cut(with_id: bool) -> Any:
+    """A SendStreamingMessage that sends the working task (with or without an SSE id), then
+    ends before its last event."""
+
+    async def send(request: web.Request, call: dict[str, Any]) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        task = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_WORKING"}}
+        frame = json.dumps({"jsonrpc": "2.0", "id": call["id"], "result": {"task": task}})
+        await response.write((b"id: 7\n" if with_id else b"") + f"data: {frame}\n\n".encode())
+        return response
+
+    return send
+
+
+async def test_a_refused_resumption_of_a_finished_task_ends_with_its_state() -> None:
+    # A server with event ids that refuses the subscription (v1.0: a finished task, -32004):
     # the client fetches the task and ends the stream with it.
     async with raw_agent() as agent:
         calls: list[str] = []
+        send = _working_then_cut(with_id=True)
 
         async def rpc(request: web.Request, body: bytes) -> web.StreamResponse:
             call = json.loads(body)
             calls.append(call["method"])
             if call["method"] == "SendStreamingMessage":
-                response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-                await response.prepare(request)
-                event = {
-                    "task": {
-                        "id": "t1",
-                        "contextId": "c1",
-                        "status": {"state": "TASK_STATE_WORKING"},
-                    }
-                }
-                frame = {"jsonrpc": "2.0", "id": call["id"], "result": event}
-                await response.write(b"data: " + json.dumps(frame).encode() + b"\n\n")
-                return response  # the stream ends before its last event
+                return await send(request, call)
             if call["method"] == "SubscribeToTask":
+                assert request.headers["Last-Event-ID"] == "7"
                 error = {"code": -32004, "message": "Task is terminal"}
                 return web.json_response({"jsonrpc": "2.0", "id": call["id"], "error": error})
             return web.Response(body=task_reply(call["id"]), content_type="application/json")
@@ -145,6 +152,43 @@ async def test_a_resumed_stream_of_a_task_finished_without_replay_ends_with_its_
         TaskState.COMPLETED,
     ]
     assert received[-1].last
+
+
+async def test_without_event_ids_a_resumption_starts_from_the_task_as_it_is() -> None:
+    # The official servers send no ids: what followed the cut cannot be replayed, so the
+    # client fetches the task first (what was missed is in it), then subscribes. A send
+    # stream resumed by a subscription still ends on input-required, as the send would.
+    async with raw_agent() as agent:
+        calls: list[str] = []
+        send = _working_then_cut(with_id=False)
+
+        async def rpc(request: web.Request, body: bytes) -> web.StreamResponse:
+            call = json.loads(body)
+            calls.append(call["method"])
+            if call["method"] == "SendStreamingMessage":
+                return await send(request, call)
+            if call["method"] == "GetTask":
+                body = task_reply(call["id"], "TASK_STATE_WORKING")
+                return web.Response(body=body, content_type="application/json")
+            assert "Last-Event-ID" not in request.headers
+            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await response.prepare(request)
+            status = {"state": "TASK_STATE_INPUT_REQUIRED"}
+            update = {"taskId": "t1", "contextId": "c1", "status": status}
+            frame = {"jsonrpc": "2.0", "id": call["id"], "result": {"statusUpdate": update}}
+            await response.write(f"data: {json.dumps(frame)}\n\n".encode())
+            await anyio.sleep(30)  # a subscription stays open across input-required
+            return response
+
+        agent.rpc = rpc
+        async with await A2AClient.connect(agent.url, retry=FAST_RETRY, card_cache=None) as client:
+            with anyio.fail_after(10):
+                received = [r async for r in client.stream("hi")]
+    assert calls == ["SendStreamingMessage", "GetTask", "SubscribeToTask"]
+    assert received[0].event.task is not None and received[1].event.task is not None
+    last = received[2].event.status_update
+    assert last is not None and last.status.state is TaskState.INPUT_REQUIRED
+    assert [r.last for r in received] == [False, False, True]
 
 
 # --- retries --------------------------------------------------------------------------------

@@ -426,3 +426,16 @@ def test_replies_that_are_not_a2a_are_invalid_replies(
 ) -> None:
     with pytest.raises(InvalidReplyError):
         read_reply(Operation.GET_TASK, endpoint, status, body, request_id=1)
+
+
+def test_a_v0_3_rest_error_of_only_a_message_is_the_agents_error() -> None:
+    # a2a-sdk 0.3 answers a REST error with its HTTP status and `{"message": ...}` alone.
+    endpoint = Endpoint(URL, "rest", "0.3")
+    with pytest.raises(AgentError) as caught:
+        read_reply(Operation.GET_TASK, endpoint, 404, b'{"message": "Task not found"}')
+    error = caught.value
+    assert (error.code, error.reason, error.http_status) == (None, None, 404)
+    assert str(error) == "HTTP 404: Task not found"
+    # Elsewhere such a body is not an A2A error: v1.0 REST errors are AIP-193 bodies.
+    with pytest.raises(InvalidReplyError):
+        read_reply(Operation.GET_TASK, Endpoint(URL, "rest", "1.0"), 404, b'{"message": "x"}')

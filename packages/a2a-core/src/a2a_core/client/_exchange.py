@@ -35,6 +35,7 @@ from a2a_core._protocol.client import (
 )
 from a2a_core._protocol.http import HttpRequest
 from a2a_core._protocol.operations import Operation
+from a2a_core._protocol.sse import CLOSING_STATES, SUBSCRIPTION_CLOSING_STATES, ends_stream
 from a2a_core.client._auth import Credentials, TokenSource, apply_credentials
 from a2a_core.client._bodies import chunks, read_limited
 from a2a_core.client._errors import TransportError
@@ -45,6 +46,7 @@ from a2a_core.types import (
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
+    TaskState,
 )
 
 __all__ = ["DEFAULT_MAX_EVENT_BYTES", "DEFAULT_MAX_REPLY_BYTES", "Exchange"]
@@ -229,19 +231,28 @@ class Exchange:
         last_event_id: str | None,
         timeout: float | None,
     ) -> AsyncIterator[ReceivedEvent]:
-        """The events of a streaming call, resumed by SubscribeToTask when cut."""
-        limit = timeout
+        """The events of a streaming call, resumed by SubscribeToTask when cut.
+
+        A resumed stream ends where the call would have ended (a send stream also on
+        input-required), whatever the subscription it now reads would do.
+        """
+        closing = (
+            SUBSCRIPTION_CLOSING_STATES
+            if operation is Operation.SUBSCRIBE_TO_TASK
+            else CLOSING_STATES
+        )
         task_id = request.id if operation is Operation.SUBSCRIBE_TO_TASK else None
         seen: set[str] = set()
         order: deque[str] = deque()
         fruitless = 0
         resuming = False
+        snapshot: Task | None = None
         while True:
             progressed = False
             cut: str | None = None
             try:
                 async with contextlib.aclosing(
-                    self._one_stream(operation, request, last_event_id, limit, resuming)
+                    self._one_stream(operation, request, last_event_id, timeout, resuming, closing)
                 ) as events:
                     async for received in events:
                         event_id = received.event_id
@@ -253,6 +264,8 @@ class Exchange:
                             if len(order) > _SEEN_IDS:
                                 seen.discard(order.popleft())
                             last_event_id = event_id
+                        elif snapshot is not None and received.event.task == snapshot:
+                            continue  # the task as we just fetched it: said already
                         task_id = task_id or _task_id_of(received.event)
                         progressed = True
                         yield received
@@ -266,26 +279,29 @@ class Exchange:
                 # The subscription that resumes is refused: the task may have ended while we
                 # were away, on a server that cannot replay (subscribing to a finished task
                 # is an error in v1.0). Its final state is then what was missed.
-                task = await self.call(
-                    Operation.GET_TASK, GetTaskRequest(id=task_id), timeout=timeout
-                )
-                if not task.status.state.is_terminal:
+                final = await self._task_now(task_id, timeout)
+                if final is None or not final.status.state.is_terminal:
                     raise exc from None
-                yield ReceivedEvent(StreamResponse(task=task), None, True)
+                yield ReceivedEvent(StreamResponse(task=final), None, True)
                 return
             if cut is None:
                 cut = "the stream ended before its last event"
             if not self._resume or task_id is None:
                 raise TransportError(f"{operation.value}: {cut}")
             fruitless = 0 if progressed else fruitless + 1
-            if resuming and not progressed:
-                # A resumption that brought nothing may be a refusal in disguise: a2a-sdk
-                # 0.3's REST binding answers a subscription to a finished task with an
-                # event stream that it then aborts. The task's final state is what was missed.
-                final = await self._terminal_task(task_id, timeout)
-                if final is not None:
-                    yield ReceivedEvent(StreamResponse(task=final), None, True)
-                    return
+            if last_event_id is None or (resuming and not progressed):
+                # Without event ids the server cannot replay what followed the cut (the
+                # official SDKs send none), and a resumption that brought nothing may be a
+                # refusal in disguise (a2a-sdk 0.3's REST binding answers a subscription to
+                # a finished task with a stream it then aborts): the task as it is now
+                # holds what was missed.
+                snapshot = await self._task_now(task_id, timeout)
+                if snapshot is not None:
+                    event = StreamResponse(task=snapshot)
+                    last = ends_stream(event, closing)
+                    yield ReceivedEvent(event, None, last)
+                    if last:
+                        return
             if fruitless >= self._retry.attempts:
                 raise TransportError(
                     f"{operation.value}: {cut}; resuming failed {fruitless} times in a row"
@@ -295,15 +311,15 @@ class Exchange:
             request = SubscribeToTaskRequest(id=task_id)
             resuming = True
 
-    async def _terminal_task(self, task_id: str, timeout: float | None) -> Task | None:
-        """The task, if it has ended (None when it has not, or cannot be had)."""
+    async def _task_now(self, task_id: str, timeout: float | None) -> Task | None:
+        """The task as it is now (``None`` when it cannot be had)."""
         try:
             task: Task = await self.call(
                 Operation.GET_TASK, GetTaskRequest(id=task_id), timeout=timeout
             )
         except ClientError:
             return None
-        return task if task.status.state.is_terminal else None
+        return task
 
     async def _one_stream(
         self,
@@ -312,6 +328,7 @@ class Exchange:
         last_event_id: str | None,
         timeout: float | None,
         resuming: bool,
+        closing: frozenset[TaskState],
     ) -> AsyncGenerator[ReceivedEvent, None]:
         """One streaming request's events; `_StreamCutError` when it ends early or breaks."""
         http_request = build_request(
@@ -341,7 +358,7 @@ class Exchange:
             if response.status_code != 200 or not content_type.lower().startswith(_SSE):
                 body = await self._read_body(response)
                 raise read_error(self.endpoint, response.status_code, body)
-            decoder = StreamDecoder(operation, self.endpoint)
+            decoder = StreamDecoder(operation, self.endpoint, closing_states=closing)
             pending = 0
             try:
                 async with contextlib.aclosing(chunks(response)) as body_chunks:

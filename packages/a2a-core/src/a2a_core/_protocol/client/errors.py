@@ -79,7 +79,9 @@ class AgentError(ClientError):
         return _known_class(self.code, self.reason)
 
     def __str__(self) -> str:
-        label = self.reason or (str(self.code) if self.code is not None else "error")
+        label = self.reason or (str(self.code) if self.code is not None else None)
+        if label is None:
+            label = f"HTTP {self.http_status}" if self.http_status is not None else "error"
         return f"{label}: {self.message}" if self.message else label
 
     def __repr__(self) -> str:

@@ -30,7 +30,7 @@ from a2a_core.compat.v0_3 import convert as v03c
 from a2a_core.compat.v0_3 import rest_convert
 from a2a_core.compat.v0_3 import rest_types as v03rest
 from a2a_core.compat.v0_3 import types as v03
-from a2a_core.types import StreamResponse
+from a2a_core.types import StreamResponse, TaskState
 
 __all__ = ["ReceivedEvent", "StreamDecoder"]
 
@@ -55,13 +55,23 @@ class StreamDecoder:
 
     __slots__ = ("_closing", "_endpoint", "_error", "_parser", "finished", "last_event_id")
 
-    def __init__(self, operation: Operation, endpoint: Endpoint) -> None:
+    def __init__(
+        self,
+        operation: Operation,
+        endpoint: Endpoint,
+        *,
+        closing_states: frozenset[TaskState] | None = None,
+    ) -> None:
+        """``closing_states``: where the stream ends, when not where ``operation``'s does (a
+        send stream resumed by a subscription still ends on input-required)."""
         self._endpoint = endpoint
-        self._closing = (
-            SUBSCRIPTION_CLOSING_STATES
-            if operation is Operation.SUBSCRIBE_TO_TASK
-            else CLOSING_STATES
-        )
+        if closing_states is None:
+            closing_states = (
+                SUBSCRIPTION_CLOSING_STATES
+                if operation is Operation.SUBSCRIBE_TO_TASK
+                else CLOSING_STATES
+            )
+        self._closing = closing_states
         self._parser = SseParser()
         # An error event that followed events in the same chunk: raised at the next call,
         # once those events have been handed over (none is lost to the error).
