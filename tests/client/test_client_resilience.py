@@ -156,7 +156,7 @@ async def test_a_refused_resumption_of_a_finished_task_ends_with_its_state() -> 
 
 async def test_without_event_ids_a_resumption_starts_from_the_task_as_it_is() -> None:
     # The official servers send no ids: what followed the cut cannot be replayed, so the
-    # client fetches the task first (what was missed is in it), then subscribes. A send
+    # client subscribes, then fetches the task (what was missed is in it). A send
     # stream resumed by a subscription still ends on input-required, as the send would.
     async with raw_agent() as agent:
         calls: list[str] = []
@@ -184,7 +184,7 @@ async def test_without_event_ids_a_resumption_starts_from_the_task_as_it_is() ->
         async with await A2AClient.connect(agent.url, retry=FAST_RETRY, card_cache=None) as client:
             with anyio.fail_after(10):
                 received = [r async for r in client.stream("hi")]
-    assert calls == ["SendStreamingMessage", "GetTask", "SubscribeToTask"]
+    assert calls == ["SendStreamingMessage", "SubscribeToTask", "GetTask"]
     assert received[0].event.task is not None and received[1].event.task is not None
     last = received[2].event.status_update
     assert last is not None and last.status.state is TaskState.INPUT_REQUIRED

@@ -246,31 +246,49 @@ class Exchange:
         order: deque[str] = deque()
         fruitless = 0
         resuming = False
-        snapshot: Task | None = None
         while True:
             progressed = False
             cut: str | None = None
+            snapshot: Task | None = None
             try:
-                async with contextlib.aclosing(
-                    self._one_stream(operation, request, last_event_id, timeout, resuming, closing)
-                ) as events:
-                    async for received in events:
-                        event_id = received.event_id
-                        if event_id is not None:
-                            if event_id in seen:
-                                continue  # a replay's repeat: never yield an event twice
-                            seen.add(event_id)
-                            order.append(event_id)
-                            if len(order) > _SEEN_IDS:
-                                seen.discard(order.popleft())
-                            last_event_id = event_id
-                        elif snapshot is not None and received.event.task == snapshot:
-                            continue  # the task as we just fetched it: said already
-                        task_id = task_id or _task_id_of(received.event)
-                        progressed = True
-                        yield received
-                        if received.last:
-                            return
+                response = await self._open(
+                    operation, request, last_event_id, timeout, resuming=resuming
+                )
+                try:
+                    if resuming and last_event_id is None and task_id is not None:
+                        # Without event ids the server cannot replay what followed the cut
+                        # (the official SDKs send none): the task as it is now holds it,
+                        # fetched once the subscription is open, so that nothing falls
+                        # between the two.
+                        snapshot = await self._task_now(task_id, timeout)
+                        if snapshot is not None:
+                            event = StreamResponse(task=snapshot)
+                            last = ends_stream(event, closing)
+                            yield ReceivedEvent(event, None, last)
+                            if last:
+                                return
+                    async with contextlib.aclosing(
+                        self._events(response, operation, closing)
+                    ) as events:
+                        async for received in events:
+                            event_id = received.event_id
+                            if event_id is not None:
+                                if event_id in seen:
+                                    continue  # a replay's repeat: never yield it twice
+                                seen.add(event_id)
+                                order.append(event_id)
+                                if len(order) > _SEEN_IDS:
+                                    seen.discard(order.popleft())
+                                last_event_id = event_id
+                            elif snapshot is not None and received.event.task == snapshot:
+                                continue  # the task as just fetched: said already
+                            task_id = task_id or _task_id_of(received.event)
+                            progressed = True
+                            yield received
+                            if received.last:
+                                return
+                finally:
+                    await response.aclose()
             except _StreamCutError as exc:
                 cut = exc.reason
             except AgentError as exc:
@@ -289,19 +307,14 @@ class Exchange:
             if not self._resume or task_id is None:
                 raise TransportError(f"{operation.value}: {cut}")
             fruitless = 0 if progressed else fruitless + 1
-            if last_event_id is None or (resuming and not progressed):
-                # Without event ids the server cannot replay what followed the cut (the
-                # official SDKs send none), and a resumption that brought nothing may be a
-                # refusal in disguise (a2a-sdk 0.3's REST binding answers a subscription to
-                # a finished task with a stream it then aborts): the task as it is now
-                # holds what was missed.
-                snapshot = await self._task_now(task_id, timeout)
-                if snapshot is not None:
-                    event = StreamResponse(task=snapshot)
-                    last = ends_stream(event, closing)
-                    yield ReceivedEvent(event, None, last)
-                    if last:
-                        return
+            if resuming and not progressed and snapshot is None:
+                # A resumption that brought nothing may be a refusal in disguise (a2a-sdk
+                # 0.3's REST binding answers a subscription to a finished task with a
+                # stream it then aborts): if the task has ended, its state is what was missed.
+                final = await self._task_now(task_id, timeout)
+                if final is not None and final.status.state.is_terminal:
+                    yield ReceivedEvent(StreamResponse(task=final), None, True)
+                    return
             if fruitless >= self._retry.attempts:
                 raise TransportError(
                     f"{operation.value}: {cut}; resuming failed {fruitless} times in a row"
@@ -321,16 +334,21 @@ class Exchange:
             return None
         return task
 
-    async def _one_stream(
+    async def _open(
         self,
         operation: Operation,
         request: Any,
         last_event_id: str | None,
         timeout: float | None,
+        *,
         resuming: bool,
-        closing: frozenset[TaskState],
-    ) -> AsyncGenerator[ReceivedEvent, None]:
-        """One streaming request's events; `_StreamCutError` when it ends early or breaks."""
+    ) -> httpx.Response:
+        """A streaming request's response, once its head says it is an event stream.
+
+        A reply that is not one is read as the error it carries (`AgentError`,
+        `InvalidReplyError`). A connection failure is `TransportError`, or, when resuming,
+        `_StreamCutError` (the resumption is tried again).
+        """
         http_request = build_request(
             operation,
             request,
@@ -353,50 +371,58 @@ class Exchange:
             raise TransportError(
                 f"{operation.value} to {self.endpoint.url} failed: {_describe(exc)}"
             ) from None
+        content_type = response.headers.get("content-type", "")
+        if response.status_code == 200 and content_type.lower().startswith(_SSE):
+            return response
         try:
-            content_type = response.headers.get("content-type", "")
-            if response.status_code != 200 or not content_type.lower().startswith(_SSE):
-                body = await self._read_body(response)
-                raise read_error(self.endpoint, response.status_code, body)
-            decoder = StreamDecoder(operation, self.endpoint, closing_states=closing)
-            pending = 0
-            try:
-                async with contextlib.aclosing(chunks(response)) as body_chunks:
-                    async for chunk in body_chunks:
-                        pending += len(chunk)
-                        events = decoder.feed(chunk)
-                        if events:
-                            pending = 0
-                        elif pending > self._max_event_bytes:
-                            raise InvalidReplyError(
-                                f"a stream event is larger than {self._max_event_bytes} bytes "
-                                "(max_event_bytes)"
-                            )
-                        if any(received.last for received in events):
-                            break
-                        for received in events:
-                            yield received
-                    else:
-                        events = decoder.close()
-                    if any(received.last for received in events):
-                        # Read the rest of the body (the server ends it after its last
-                        # event) before handing the last event over: the connection goes
-                        # back to the pool, and no reader is left half-way.
-                        with anyio.move_on_after(_DRAIN_SECONDS):
-                            drained = 0
-                            async for chunk in body_chunks:
-                                drained += len(chunk)
-                                if drained > self._max_event_bytes:
-                                    break
-                for received in events:
-                    yield received
-                    if received.last:
-                        return
-            except httpx.HTTPError as exc:
-                raise _StreamCutError(f"the connection was cut: {_describe(exc)}") from None
-            raise _StreamCutError("the stream ended before its last event")
+            body = await self._read_body(response)
+        except httpx.HTTPError as exc:
+            raise _StreamCutError(f"the connection was cut: {_describe(exc)}") from None
         finally:
             await response.aclose()
+        raise read_error(self.endpoint, response.status_code, body)
+
+    async def _events(
+        self, response: httpx.Response, operation: Operation, closing: frozenset[TaskState]
+    ) -> AsyncGenerator[ReceivedEvent, None]:
+        """The events of an open stream; `_StreamCutError` when it ends early or breaks."""
+        decoder = StreamDecoder(operation, self.endpoint, closing_states=closing)
+        pending = 0
+        try:
+            async with contextlib.aclosing(chunks(response)) as body_chunks:
+                async for chunk in body_chunks:
+                    pending += len(chunk)
+                    events = decoder.feed(chunk)
+                    if events:
+                        pending = 0
+                    elif pending > self._max_event_bytes:
+                        raise InvalidReplyError(
+                            f"a stream event is larger than {self._max_event_bytes} bytes "
+                            "(max_event_bytes)"
+                        )
+                    if any(received.last for received in events):
+                        break
+                    for received in events:
+                        yield received
+                else:
+                    events = decoder.close()
+                if any(received.last for received in events):
+                    # Read the rest of the body (the server ends it after its last event)
+                    # before handing the last event over: the connection goes back to the
+                    # pool, and no reader is left half-way.
+                    with anyio.move_on_after(_DRAIN_SECONDS):
+                        drained = 0
+                        async for chunk in body_chunks:
+                            drained += len(chunk)
+                            if drained > self._max_event_bytes:
+                                break
+            for received in events:
+                yield received
+                if received.last:
+                    return
+        except httpx.HTTPError as exc:
+            raise _StreamCutError(f"the connection was cut: {_describe(exc)}") from None
+        raise _StreamCutError("the stream ended before its last event")
 
 
 class _StreamCutError(Exception):
