@@ -8,12 +8,10 @@ one method per operation in the v1.0 model.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-import anyio
 import httpx
 import msgspec
 
@@ -28,7 +26,12 @@ from a2a_core._protocol.operations import Operation
 from a2a_core.client._auth import Credentials
 from a2a_core.client._cards import DEFAULT_CARD_CACHE, CardCache, card_url_for, fetch_card
 from a2a_core.client._errors import TransportError
-from a2a_core.client._exchange import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_REPLY_BYTES, Exchange
+from a2a_core.client._exchange import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_REPLY_BYTES,
+    Exchange,
+    deadline,
+)
 from a2a_core.client._retry import RetryPolicy
 from a2a_core.types import (
     AgentCard,
@@ -154,7 +157,7 @@ class A2AClient:
         try:
             location = card_url_for(url, card_path)
             extra = dict(headers.items() if isinstance(headers, Mapping) else headers)
-            with anyio.fail_after(timeout) if timeout is not None else contextlib.nullcontext():
+            async with deadline(timeout):
                 card, _ = await fetch_card(
                     http,
                     location,
