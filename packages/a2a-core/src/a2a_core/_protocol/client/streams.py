@@ -18,7 +18,12 @@ import msgspec
 from a2a_core._protocol import codec
 from a2a_core._protocol.client.cards import Endpoint
 from a2a_core._protocol.client.errors import AgentError, InvalidReplyError
-from a2a_core._protocol.client.replies import _ENVELOPE, _jsonrpc_error, _rest_error
+from a2a_core._protocol.client.replies import (
+    _ENVELOPE,
+    _ErrorObject,
+    _jsonrpc_error,
+    _rest_error,
+)
 from a2a_core._protocol.operations import Operation
 from a2a_core._protocol.sse import (
     CLOSING_STATES,
@@ -35,6 +40,17 @@ from a2a_core.types import StreamResponse, TaskState
 __all__ = ["ReceivedEvent", "StreamDecoder"]
 
 _ANY: Final = msgspec.json.Decoder()
+
+
+class _V1Reply(msgspec.Struct):
+    """A v1.0 JSON-RPC stream frame, typed all the way down (the fast path)."""
+
+    result: StreamResponse | None = None
+    error: _ErrorObject | None = None
+
+
+_V1_REPLY: Final = msgspec.json.Decoder(_V1Reply)
+_V1_EVENT: Final = msgspec.json.Decoder(StreamResponse)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +120,7 @@ class StreamDecoder:
             if frame.data is None or not frame.data.strip():
                 continue
             try:
-                event, final = self._decode(frame.data.encode())
+                event, final = self._decode(frame.data)
             except (AgentError, InvalidReplyError) as exc:
                 if not events:
                     raise
@@ -117,7 +133,25 @@ class StreamDecoder:
             events.append(ReceivedEvent(event, frame.id or None, last))
         return events
 
-    def _decode(self, data: bytes) -> tuple[StreamResponse, bool]:
+    def _decode(self, text: str) -> tuple[StreamResponse, bool]:
+        # The fast path: a v1.0 event (or JSON-RPC error) decoded in one typed pass. Anything
+        # else, or anything it refuses, takes the lenient path, which also says what is wrong.
+        endpoint = self._endpoint
+        if endpoint.dialect == "1.0":
+            try:
+                if endpoint.binding != "jsonrpc":
+                    return _V1_EVENT.decode(text), False
+                reply = _V1_REPLY.decode(text)
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                pass
+            else:
+                if reply.error is not None:
+                    raise _jsonrpc_error(reply.error, 200)
+                if reply.result is not None:
+                    return reply.result, False
+        return self._decode_leniently(text.encode())
+
+    def _decode_leniently(self, data: bytes) -> tuple[StreamResponse, bool]:
         endpoint = self._endpoint
         try:
             if endpoint.binding == "jsonrpc":
