@@ -65,7 +65,13 @@ def test_pure_modules_are_found() -> None:
     assert {"a2a_core._protocol.client.requests", "a2a_core.__main__"} <= names
     every = {_module_name(p) for p in PACKAGE_ROOT.rglob("*.py")}
     # What is not pure is in an L2 folder of its own.
-    assert {name.split(".")[1] for name in every - names} == {"server", "auth", "otel", "client", "cli"}
+    assert {name.split(".")[1] for name in every - names} == {
+        "server",
+        "auth",
+        "otel",
+        "client",
+        "cli",
+    }
 
 
 @pytest.mark.parametrize("path", _pure_modules(), ids=_module_name)
