@@ -137,8 +137,8 @@ def _state(name: str) -> TaskState:
 async def _run(args: argparse.Namespace, printer: Printer) -> None:
     headers = _headers(args.header)
     credentials = _credentials(args)
-    if args.verb == "list" and args.state is not None:
-        state = _state(args.state)
+    # Checked before anything is sent: a mistake in the command line is exit 2.
+    status = _state(args.state) if getattr(args, "state", None) else TaskState.UNSPECIFIED
     client = await A2AClient.connect(
         args.url,
         bindings=[_BINDINGS[args.binding]] if args.binding else None,
@@ -172,7 +172,7 @@ async def _run(args: argparse.Namespace, printer: Printer) -> None:
         elif verb == "list":
             request = ListTasksRequest(
                 context_id=args.context_id or "",
-                status=state if args.state is not None else TaskState.UNSPECIFIED,
+                status=status,
                 page_size=args.page_size,
                 page_token=args.page_token or "",
             )

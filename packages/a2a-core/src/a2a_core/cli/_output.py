@@ -8,7 +8,6 @@ from a2a_core._protocol import codec
 from a2a_core._protocol.client import AgentError, ReceivedEvent
 from a2a_core.types import (
     AgentCard,
-    Artifact,
     ListTasksResponse,
     Message,
     Part,
@@ -102,7 +101,7 @@ class Printer:
         texts = []
         if task.status.message is not None:
             texts.append(_parts_text(task.status.message.parts))
-        texts.extend(_artifact_text(artifact) for artifact in task.artifacts)
+        texts.extend(_parts_text(artifact.parts) for artifact in task.artifacts)
         for text in texts:
             if text:
                 self.out.write(text + "\n")
@@ -141,7 +140,3 @@ class Printer:
         self.out.write(
             shown + (f"; next page: {page.next_page_token}\n" if page.next_page_token else "\n")
         )
-
-
-def _artifact_text(artifact: Artifact) -> str:
-    return _parts_text(artifact.parts)

@@ -45,11 +45,15 @@ class _Entry:
 
 class CardCache:
     """Cards by URL, revalidated on every fetch with ``If-None-Match`` (a 304 reuses the
-    parsed card); the least recently used is dropped beyond ``max_entries``."""
+    parsed card). Bounded in entries and in bytes (the cards' bodies; a parsed card holds
+    about as much again): the least recently used are dropped beyond either, and a card
+    larger than ``max_bytes`` is not kept."""
 
-    def __init__(self, max_entries: int = 64) -> None:
+    def __init__(self, max_entries: int = 64, max_bytes: int = 8 * 1024 * 1024) -> None:
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._bytes = 0
 
     def get(self, url: str) -> _Entry | None:
         entry = self._entries.get(url)
@@ -58,10 +62,21 @@ class CardCache:
         return entry
 
     def put(self, url: str, entry: _Entry) -> None:
+        old = self._entries.pop(url, None)
+        if old is not None:
+            self._bytes -= len(old.body)
+        if len(entry.body) > self.max_bytes:
+            return
         self._entries[url] = entry
-        self._entries.move_to_end(url)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
+        self._bytes += len(entry.body)
+        while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
+            _, dropped = self._entries.popitem(last=False)
+            self._bytes -= len(dropped.body)
+
+    @property
+    def size_bytes(self) -> int:
+        """The bytes of the cards kept."""
+        return self._bytes
 
     def __len__(self) -> int:
         return len(self._entries)

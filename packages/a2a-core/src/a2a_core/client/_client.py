@@ -348,8 +348,9 @@ class A2AClient:
         **filters: Any,
     ) -> AsyncIterator[Task]:
         """Every task `list_tasks` would page through, page after page."""
-        request = request or ListTasksRequest(**filters)
-        if filters and request is not None:
+        if request is None:
+            request = ListTasksRequest(**filters)
+        elif filters:
             request = msgspec.structs.replace(request, **filters)
         while True:
             page = await self.list_tasks(request, timeout=timeout)

@@ -59,6 +59,8 @@ DEFAULT_MAX_REPLY_BYTES: Final = 64 * 1024 * 1024
 DEFAULT_MAX_EVENT_BYTES: Final = 64 * 1024 * 1024
 #: How many event ids a resumed stream remembers to drop repeats.
 _SEEN_IDS: Final = 4096
+#: The longest id remembered (4,096 of them: at most 4 MiB of ids).
+_MAX_REMEMBERED_ID: Final = 1024
 _SSE: Final = "text/event-stream"
 #: How long the rest of a stream's body is read after its last event, at most.
 _DRAIN_SECONDS: Final = 1.0
@@ -312,10 +314,13 @@ class Exchange:
                             if event_id is not None:
                                 if event_id in seen:
                                     continue  # a replay's repeat: never yield it twice
-                                seen.add(event_id)
-                                order.append(event_id)
-                                if len(order) > _SEEN_IDS:
-                                    seen.discard(order.popleft())
+                                # Remembered within a bound in bytes too: an id longer
+                                # than any real one is resumed from, not remembered.
+                                if len(event_id) <= _MAX_REMEMBERED_ID:
+                                    seen.add(event_id)
+                                    order.append(event_id)
+                                    if len(order) > _SEEN_IDS:
+                                        seen.discard(order.popleft())
                                 last_event_id = event_id
                             elif snapshot is not None and received.event.task == snapshot:
                                 continue  # the task as just fetched: said already

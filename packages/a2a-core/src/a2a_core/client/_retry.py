@@ -47,7 +47,3 @@ class RetryPolicy:
         many clients cut at once do not come back at once."""
         ceiling = min(self.max_backoff, self.backoff * (2**retry))
         return random.uniform(0, ceiling)
-
-
-#: No retry at all.
-NO_RETRY = RetryPolicy(attempts=1)
