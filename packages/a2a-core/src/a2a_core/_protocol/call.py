@@ -46,7 +46,7 @@ class Call(msgspec.Struct, frozen=True):
     request: CallRequest
     """The v1.0 request struct of the operation (v0.3 params already converted)."""
     binding: Binding
-    """``jsonrpc`` or ``rest``."""
+    """``jsonrpc``, ``rest`` or ``grpc``."""
     dialect: Dialect
     """The wire dialect of the request; the reply is encoded in it."""
     version: str

@@ -225,6 +225,9 @@ class HttpResponse(msgspec.Struct, frozen=True, gc=False):
     (`ServerProtocol.receive_request`, `ServerProtocol.reply_auth_failure`); ``None`` for
     anything else (the card, a 304, a notification's 204, every reply to a call). Adapters
     ignore it; the server tells its observer."""
+    trailers: tuple[tuple[str, str], ...] = ()
+    """Trailer pairs, sent after the body: only a gRPC reply has them (``grpc-status``,
+    ``grpc-message``, ``grpc-status-details-bin``; see `a2a_core._protocol.grpc.binding`)."""
 
     def header(self, name: str) -> str | None:
         """The first value of a header, for tests and adapters."""
@@ -240,10 +243,11 @@ class HttpResponse(msgspec.Struct, frozen=True, gc=False):
             self.status == other.status
             and self.headers == other.headers
             and self.body == other.body
+            and self.trailers == other.trailers
         )
 
     def __hash__(self) -> int:
-        return hash((self.status, self.headers, self.body))
+        return hash((self.status, self.headers, self.body, self.trailers))
 
 
 @dataclass(frozen=True, slots=True)

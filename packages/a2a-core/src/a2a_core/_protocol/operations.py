@@ -56,8 +56,8 @@ __all__ = [
 
 #: A wire dialect: the v1.0 model, or the v0.3 JSON shapes converted at the edge.
 Dialect = Literal["1.0", "0.3"]
-#: A protocol binding served over HTTP.
-Binding = Literal["jsonrpc", "rest"]
+#: A protocol binding: JSON-RPC and HTTP+JSON over HTTP, and gRPC (HTTP/2).
+Binding = Literal["jsonrpc", "rest", "grpc"]
 #: The card capability an operation needs (`AgentCapabilities`): push notifications,
 #: streaming, or the extended card.
 Gate = Literal["push_notifications", "streaming", "extended_agent_card"]

@@ -19,9 +19,9 @@ import msgspec
 
 __all__ = ["Refusal", "RefusedAt"]
 
-#: Where a refused request was sent: the JSON-RPC endpoint, the REST routes, or neither (a
-#: path the server does not serve).
-RefusedAt = Literal["jsonrpc", "rest", "http"]
+#: Where a refused request was sent: the JSON-RPC endpoint, the REST routes, the gRPC
+#: service, or none of them (a path the server does not serve).
+RefusedAt = Literal["jsonrpc", "rest", "grpc", "http"]
 
 
 class Refusal(msgspec.Struct, frozen=True, gc=False):
@@ -34,6 +34,7 @@ class Refusal(msgspec.Struct, frozen=True, gc=False):
     ``UNAUTHENTICATED``...) or, for an error outside any RPC, the HTTP status's name
     (``NOT_FOUND``, ``METHOD_NOT_ALLOWED``)."""
     status: int
-    """The HTTP status of the answer (200 for a JSON-RPC error)."""
+    """The HTTP status of the answer (200 for a JSON-RPC error and for gRPC, whose status is
+    in its trailers)."""
     code: int | None = None
     """The JSON-RPC error code, on that binding."""

@@ -57,6 +57,8 @@ from a2a_core._protocol.extensions import (
     extension_response_headers,
     requested_extensions,
 )
+from a2a_core._protocol.grpc import binding as grpc_binding
+from a2a_core._protocol.grpc import codec as grpc_codec
 from a2a_core._protocol.http import HttpRequest, HttpResponse, content_length_exceeds
 from a2a_core._protocol.jsonrpc import (
     V0_3_METHODS,
@@ -95,6 +97,7 @@ from a2a_core._protocol.versions import HEADER as VERSION_HEADER
 from a2a_core.types import (
     AgentCard,
     AgentExtension,
+    AgentInterface,
     TransportProtocol,
 )
 
@@ -110,6 +113,10 @@ DEFAULT_MAX_JSON_DEPTH: Final = 64
 
 _JSON: Final = "application/json"
 _JSON_HEADERS: Final = (("content-type", _JSON),)
+_GRPC_HEADERS: Final = (("content-type", grpc_binding.CONTENT_TYPE),)
+_GRPC_OK: Final = grpc_binding.status_trailers(grpc_binding.GrpcStatus(0))
+#: Every gRPC path starts with this: ``/lf.a2a.v1.A2AService/``.
+_GRPC_PREFIX: Final = f"/{grpc_binding.SERVICE}/"
 #: The metadata of a call that has none (read only: merged into a new dict when needed).
 _NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -324,19 +331,23 @@ class ServerProtocol:
         self._version_headers: dict[str, tuple[tuple[str, str], ...]] = {
             v: ((VERSION_HEADER, v),) for v in (*self.versions, "0.3", "1.0")
         }
+        self._card = card
+        self._card_options = CardOptions(
+            path=self.card_path,
+            cache_control=options.card_cache_control,
+            last_modified=stamp,
+            legacy_v0_3_fields=options.legacy_card_fields,
+            signing_key=options.card_signing_key,
+            jwks_path=None if options.jwks_path is None else _join_path(options.jwks_path),
+        )
+        #: The interfaces served elsewhere, published as they are (gRPC's ``host:port``).
+        self.other_interfaces: tuple[AgentInterface, ...] = ()
         self.card_publisher = AgentCardPublisher(
             card,
             interfaces=served,
             extensions=self.extensions,
             base_url=base_url,
-            options=CardOptions(
-                path=self.card_path,
-                cache_control=options.card_cache_control,
-                last_modified=stamp,
-                legacy_v0_3_fields=options.legacy_card_fields,
-                signing_key=options.card_signing_key,
-                jwks_path=None if options.jwks_path is None else _join_path(options.jwks_path),
-            ),
+            options=self._card_options,
         )
         if self.card_publisher.matches_jwks_path(self.card_publisher.options.jwks_path or ""):
             self._jwks_path = self.card_publisher.options.jwks_path
@@ -346,6 +357,32 @@ class ServerProtocol:
         #: how to authenticate).
         self.public_paths: frozenset[str] = frozenset(
             p for p in (self.card_path, self._jwks_path) if p is not None
+        )
+
+    def publish_interface(self, interface: AgentInterface) -> None:
+        """Add an interface served by another transport to the cards (public and extended),
+        after those this protocol serves: the gRPC adapter publishes its ``host:port`` here
+        once it listens. Publishing the same one again changes nothing."""
+        if interface in self.other_interfaces:
+            return
+        if (
+            interface.protocol_binding == TransportProtocol.GRPC
+            and interface.protocol_version not in self.versions
+        ):
+            raise LocalProtocolError(
+                f"gRPC serves A2A {interface.protocol_version}, which this server does not"
+            )
+        self.other_interfaces = (*self.other_interfaces, interface)
+        template = msgspec.structs.replace(
+            self._card,
+            supported_interfaces=[*self._card.supported_interfaces, *self.other_interfaces],
+        )
+        self.card_publisher = AgentCardPublisher(
+            template,
+            interfaces=self.served_interfaces,
+            extensions=self.extensions,
+            base_url=self.base_url,
+            options=self._card_options,
         )
 
     def sign_card(self, card: AgentCard, base_url: str | None = None) -> AgentCard:
@@ -364,6 +401,10 @@ class ServerProtocol:
         """An extended card as a GetExtendedAgentCard reply carries it: ``card`` with the
         interfaces this protocol serves (absolute for ``base_url``, or the configured one)
         and its declared extensions filled in, signed when there is a card signing key."""
+        if self.other_interfaces:
+            listed = [*card.supported_interfaces]
+            listed += [i for i in self.other_interfaces if i not in listed]
+            card = msgspec.structs.replace(card, supported_interfaces=listed)
         built = build_card(card, self.served_interfaces, self.extensions, base_url)
         return self.sign_card(built, base_url)
 
@@ -372,6 +413,8 @@ class ServerProtocol:
     def receive_request(self, request: HttpRequest) -> HttpResponse | Call:
         """Route and check one request: a ready response, or a call to execute."""
         path = request.path or "/"
+        if path.startswith(_GRPC_PREFIX) and _is_grpc(request):
+            return self._receive_grpc(request, path)
         if self.card_path is not None and path == self.card_path:
             return self.card_publisher.respond(request, request.base_url)
         if path == self._jwks_path:
@@ -410,6 +453,9 @@ class ServerProtocol:
         version; REST: AIP-193, v0.3-shaped on the ``/v1/...`` routes)."""
         challenge_headers = tuple(("www-authenticate", c) for c in challenges)
         path = request.path or "/"
+        if path.startswith(_GRPC_PREFIX) and _is_grpc(request):
+            refusal = Refusal("grpc", error.reason, 200)
+            return self._grpc_error(error, challenge_headers, refusal)
         relative: str | None = None
         try:
             version = self._negotiate(request)[0]
@@ -692,6 +738,88 @@ class ServerProtocol:
                 return self._refused_rest(exc, headers, dialect)
         return call
 
+    def _receive_grpc(self, request: HttpRequest, path: str) -> HttpResponse | Call:
+        """A gRPC call (see `a2a_core._protocol.grpc.binding`): the RPC from the path, the
+        version and extensions from its metadata (the same checks as HTTP; no
+        ``a2a-version`` means the service's own, 1.0, as a method's dialect does on
+        JSON-RPC), the request message from the body."""
+        method = grpc_binding.METHODS.get(path)
+        if method is None:
+            name = path[len(_GRPC_PREFIX) :]
+            status = grpc_binding.GrpcStatus(
+                grpc_binding.CODES["UNIMPLEMENTED"], f"Method not found: {_shorten(name)}"
+            )
+            refusal = Refusal("grpc", MethodNotFoundError.reason, 200)
+            trailers = grpc_binding.status_trailers(status)
+            return HttpResponse(200, _GRPC_HEADERS, b"", refusal, trailers)
+        try:
+            try:
+                version, explicit, requested, activated = self._negotiate(request)
+            except VersionNotSupportedError:
+                raw = request.headers.get(VERSION_HEADER) or ""
+                raise VersionNotSupportedError(
+                    f"A2A-Version {_shorten(raw)!r} is not supported over gRPC; supported: 1.0"
+                ) from None
+            if not explicit and not self.strict_versions:
+                version = "1.0"
+            if version != "1.0":
+                raise VersionNotSupportedError(
+                    f"A2A {version} is not served over gRPC: this service is A2A 1.0"
+                    + ("" if explicit else " (no a2a-version metadata means 0.3)")
+                )
+        except A2AError as exc:
+            return self._grpc_error(exc, (), Refusal("grpc", exc.reason, 200))
+        headers = self._reply_headers(version, ())
+        op_spec = _SPECS[method.operation]
+        try:
+            body = request.body
+            if len(body) > self.max_body_size:
+                raise InvalidRequestError(
+                    f"Request message exceeds the limit of {self.max_body_size} bytes"
+                )
+            try:
+                call_request = grpc_codec.decode(
+                    body, op_spec.params, max_depth=self.max_json_depth
+                )
+            except codec.DecodeError as exc:
+                if exc.malformed_json:
+                    raise InvalidRequestError(exc.message) from None
+                raise InvalidParamsError(f"Invalid parameters: {exc.message}") from None
+            if op_spec.gate is not None:
+                self._check_capability(op_spec)
+        except A2AError as exc:
+            return self._grpc_error(exc, headers, Refusal("grpc", exc.reason, 200))
+        call = self._make_call(
+            request,
+            op_spec,
+            call_request,
+            getattr(call_request, "metadata", None) or _NO_METADATA,
+            "grpc",
+            "1.0",
+            version,
+            None,
+            requested,
+            headers,
+        )
+        if activated:
+            try:
+                call = self._activate(call, activated)
+            except A2AError as exc:
+                return self._grpc_error(exc, headers, Refusal("grpc", exc.reason, 200))
+        return call
+
+    def _grpc_error(
+        self,
+        exc: A2AError,
+        headers: tuple[tuple[str, str], ...],
+        refusal: Refusal | None = None,
+    ) -> HttpResponse:
+        """A gRPC call ended by ``exc``: its status in the trailers (code from the error
+        table's edition), the reply headers as initial metadata, no message."""
+        status = grpc_binding.status_of(exc, self.error_table)
+        trailers = grpc_binding.status_trailers(status)
+        return HttpResponse(200, (*_GRPC_HEADERS, *headers), b"", refusal, trailers)
+
     def _activate(self, call: Call, offered: tuple[str, ...]) -> Call:
         """The one activation decision of a call: ``offered`` (the declared URIs the client
         asked for) narrowed by ``extension_activation``; the call's ``extensions`` and its
@@ -732,6 +860,10 @@ class ServerProtocol:
             )
         if call.notification:
             return HttpResponse(204, call.response_headers)
+        if call.binding == "grpc":
+            body = grpc_codec.encode(result, _GRPC_RESULTS[call.operation])
+            headers = (*_GRPC_HEADERS, *call.response_headers)
+            return HttpResponse(200, headers, body, None, _GRPC_OK)
         if call.binding == "rest":
             body = rest.encode_rest_result(call.operation, call.dialect, result)
             headers = (("content-type", self.rest_content_type), *call.response_headers)
@@ -751,6 +883,8 @@ class ServerProtocol:
         exc = error if isinstance(error, A2AError) else InternalError()
         if call.notification:
             return HttpResponse(204, call.response_headers)
+        if call.binding == "grpc":
+            return self._grpc_error(exc, call.response_headers)
         if call.binding == "rest":
             return self._rest_error(exc, call.response_headers, call.dialect)
         return self._jsonrpc_error(call.request_id, exc, call.dialect, call.response_headers)
@@ -767,13 +901,14 @@ class ServerProtocol:
             if call.operation is Operation.SUBSCRIBE_TO_TASK
             else CLOSING_STATES
         )
+        grpc = call.binding == "grpc"
         return EventStream(
             call.binding,
             call.dialect,
             call.request_id if call.binding == "jsonrpc" else None,
             status_table=self.error_table,
             closing_states=closing,
-            headers=(*STREAM_HEADERS, *call.response_headers),
+            headers=(*(_GRPC_HEADERS if grpc else STREAM_HEADERS), *call.response_headers),
         )
 
     def stream_headers(self, call: Call) -> tuple[tuple[str, str], ...]:
@@ -818,6 +953,18 @@ class ServerProtocol:
     ) -> HttpResponse:
         response = rest.rest_error_response(exc, self.error_table, self.rest_content_type, dialect)
         return HttpResponse(response.status, (*response.headers, *headers), response.body)
+
+
+#: The response message of each operation's RPC.
+_GRPC_RESULTS: Final[dict[Operation, str]] = {
+    m.operation: m.response for m in grpc_binding.METHODS.values()
+}
+
+
+def _is_grpc(request: HttpRequest) -> bool:
+    """A gRPC request (``application/grpc``, ``application/grpc+proto``...)."""
+    content_type = request.headers.get("content-type") or ""
+    return content_type.startswith(grpc_binding.CONTENT_TYPE)
 
 
 def _version_key(version: str) -> tuple[int, ...]:

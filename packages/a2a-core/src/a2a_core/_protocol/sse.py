@@ -37,6 +37,8 @@ from a2a_core._protocol.errors import (
     TableName,
     rest_error_body,
 )
+from a2a_core._protocol.grpc import codec as grpc_codec
+from a2a_core._protocol.grpc.binding import status_of, trailers_frame
 from a2a_core._protocol.jsonrpc import JsonRpcId, encode_error, encode_result
 from a2a_core._protocol.operations import Binding, Dialect
 from a2a_core.compat.v0_3.convert import stream_event_from_v1
@@ -190,6 +192,11 @@ def _encode_rest_v0_3(event: StreamResponse, final: bool) -> bytes:
     return codec.encode(stream_response_from_v1(event, final=final))
 
 
+def _encode_protobuf(event: StreamResponse, _final: bool) -> bytes:
+    # The protobuf StreamResponse, the message of a gRPC stream.
+    return grpc_codec.encode(event, "StreamResponse")
+
+
 #: The payload of each event per (binding, dialect).
 _PAYLOADS: Final[Mapping[tuple[Binding, Dialect], _Payload]] = MappingProxyType(
     {
@@ -197,6 +204,7 @@ _PAYLOADS: Final[Mapping[tuple[Binding, Dialect], _Payload]] = MappingProxyType(
         ("jsonrpc", "0.3"): _encode_v0_3,
         ("rest", "1.0"): _encode_v1,
         ("rest", "0.3"): _encode_rest_v0_3,
+        ("grpc", "1.0"): _encode_protobuf,
     }
 )
 #: The payloads that carry the v0.3 ``final`` flag, so depend on the stream's closing states.
@@ -217,6 +225,10 @@ class EventStream:
     rest        1.0      the bare ``StreamResponse``
     rest        0.3      the ProtoJSON of the v0.3 proto's StreamResponse (status updates
                          with ``final``)
+    grpc        1.0      not SSE: each event is a gRPC length-prefixed protobuf
+                         ``StreamResponse``, with no id; an error is a trailers frame with
+                         the status (`a2a_core._protocol.grpc.binding`); a keep-alive is
+                         nothing (HTTP/2 PINGs keep the connection alive)
     ==========  =======  ===================================================================
 
     ``event_encoder`` overrides the payload of any row; the JSON-RPC envelope is still added
@@ -276,8 +288,8 @@ class EventStream:
         """
         if (binding, dialect) not in _PAYLOADS:
             raise ValueError(f"no SSE encoding for binding {binding!r}, dialect {dialect!r}")
-        if binding == "rest" and request_id is not None:
-            raise ValueError("a REST stream has no JSON-RPC request id")
+        if binding != "jsonrpc" and request_id is not None:
+            raise ValueError(f"a {binding} stream has no JSON-RPC request id")
         self.binding = binding
         self.dialect = dialect
         self.request_id = request_id
@@ -313,6 +325,9 @@ class EventStream:
         payload = self._encode_payload(event, last)
         if self.binding == "jsonrpc":
             payload = encode_result(self.request_id, payload)
+        elif self.binding == "grpc":
+            self._finished = last
+            return b"\x00" + len(payload).to_bytes(4, "big") + payload
         if self._trusted and type(event_id) is int:
             # What data_frame builds, without its line-break scans (nothing to find in our
             # JSON or in a decimal id): every subscriber of every event takes this path.
@@ -362,6 +377,9 @@ class EventStream:
         if not self._trusted:
             raise LocalProtocolError("a custom event encoder's payloads are not shared")
         last = ends_stream(event, self.closing_states)
+        if self.binding == "grpc":
+            self._finished = last
+            return b"\x00" + len(payload).to_bytes(4, "big"), b""
         head = b"data: " if event_id is None else b"id: %d\ndata: " % event_id
         if self.binding == "jsonrpc":
             envelope = self._envelope
@@ -384,6 +402,9 @@ class EventStream:
         that reconnects must not take it as a position in that log.
         """
         self._check_open("an error")
+        if self.binding == "grpc":
+            self._finished = True
+            return trailers_frame(status_of(err, self._status_table))
         if self.binding == "jsonrpc":
             payload = encode_error(self.request_id, err, self.dialect)
         else:
@@ -395,6 +416,8 @@ class EventStream:
     def keep_alive(self) -> bytes:
         """A ``: keep-alive`` comment frame, for an idle stream that has not finished."""
         self._check_open("a keep-alive")
+        if self.binding == "grpc":
+            return b""  # HTTP/2 PINGs keep a gRPC connection alive: nothing to write
         return comment_frame()
 
     def _check_open(self, what: str) -> None:
