@@ -53,6 +53,8 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from a2a_core._protocol.call import Call
 from a2a_core._protocol.errors import A2AError
+from a2a_core._protocol.grpc.binding import CODES as GRPC_CODES
+from a2a_core._protocol.grpc.binding import SERVICE as GRPC_SERVICE
 from a2a_core._protocol.http import HttpRequest
 from a2a_core._protocol.operations import OPERATIONS, Operation
 from a2a_core._protocol.refusal import Refusal
@@ -251,6 +253,12 @@ class OpenTelemetryObserver:
             if call.request_id is not None:
                 attributes["rpc.jsonrpc.request_id"] = str(call.request_id)
             name = str(method)
+        elif call.binding == "grpc":
+            # OpenTelemetry's RPC conventions for gRPC: "<service>/<method>".
+            attributes["rpc.system"] = "grpc"
+            attributes["rpc.service"] = GRPC_SERVICE
+            attributes["rpc.method"] = operation.value
+            name = f"{GRPC_SERVICE}/{operation.value}"
         else:
             attributes["http.request.method"] = request.method
             attributes["url.path"] = request.path
@@ -497,12 +505,16 @@ class _CallSpan:
             span.set_attribute("error.type", error.reason)
             if call.binding == "jsonrpc":
                 span.set_attribute("rpc.jsonrpc.error_code", error.code)
+            elif call.binding == "grpc":
+                span.set_attribute("rpc.grpc.status_code", GRPC_CODES[error.grpc_status])
             else:
                 span.set_attribute("http.response.status_code", error.http_status)
             if error.http_status >= 500:
                 span.set_status(Status(StatusCode.ERROR, error.reason))
         elif call.binding == "rest":
             span.set_attribute("http.response.status_code", 200)
+        elif call.binding == "grpc":
+            span.set_attribute("rpc.grpc.status_code", 0)
         if error is not None or not call.streaming:
             self._end()
 
