@@ -763,9 +763,10 @@ class ServerProtocol:
             if not explicit and not self.strict_versions:
                 version = "1.0"
             if version != "1.0":
+                said = request.headers.get(VERSION_HEADER)
                 raise VersionNotSupportedError(
-                    f"A2A {version} is not served over gRPC: this service is A2A 1.0"
-                    + ("" if explicit else " (no a2a-version metadata means 0.3)")
+                    f"A2A-Version {_shorten(said or version)!r} is not supported over gRPC; "
+                    "supported: 1.0" + ("" if explicit else " (none given means 0.3 here)")
                 )
         except A2AError as exc:
             return self._grpc_error(exc, (), Refusal("grpc", exc.reason, 200))

@@ -32,6 +32,7 @@ import msgspec
 
 from a2a_core._protocol.codec import DecodeError
 from a2a_core._protocol.grpc._schema import ENUMS, MESSAGES
+from a2a_core.types import ALL_STRUCTS
 
 __all__ = ["DEFAULT_MAX_DEPTH", "DecodeError", "decode", "decode_tree", "encode", "encode_tree"]
 
@@ -385,6 +386,11 @@ def _decode_message(data: bytes, pos: int, end: int, message: str, depth: int) -
             tree[json_name] = value
     if pos != end:
         raise _MalformedError(f"{message}: truncated")
+    fill = _FILL.get(message)
+    if fill is not None:
+        for name, default in fill:
+            if name not in tree:
+                tree[name] = default() if default is list or default is dict else default
     return tree
 
 
@@ -561,23 +567,27 @@ def decode_tree(
         ) from None
 
 
-#: Per Struct type: the required fields that proto3 leaves out at their default, with that
-#: default (filled in before validation, so that ``""`` fails as it does in JSON).
-_REQUIRED_DEFAULTS: dict[type, tuple[tuple[str, Any], ...]] = {}
-
-
 def _required_defaults(type_: type) -> tuple[tuple[str, Any], ...]:
-    found = _REQUIRED_DEFAULTS.get(type_)
-    if found is None:
-        kinds = {json: (kind, label, ref) for _, json, kind, label, ref in MESSAGES[type_.__name__]}
-        pairs = []
-        for field in msgspec.structs.fields(type_):
-            if field.required and field.encode_name in kinds:
-                kind, label, ref = kinds[field.encode_name]
-                if label == 0 and (kind in _SCALAR_DEFAULTS or kind == "enum"):
-                    pairs.append((field.encode_name, _default_of(kind, ref)))
-        found = _REQUIRED_DEFAULTS[type_] = tuple(pairs)
-    return found
+    """The required fields of ``type_`` that proto3 leaves out at their default, with that
+    default: filled in before validation, so that ``""`` fails as it does in JSON, and an
+    empty required list is read as empty, not missing."""
+    kinds = {json: (kind, label, ref) for _, json, kind, label, ref in MESSAGES[type_.__name__]}
+    pairs: list[tuple[str, Any]] = []
+    for field in msgspec.structs.fields(type_):
+        if field.required and field.encode_name in kinds:
+            kind, label, ref = kinds[field.encode_name]
+            if label == 0 and (kind in _SCALAR_DEFAULTS or kind == "enum"):
+                pairs.append((field.encode_name, _default_of(kind, ref)))
+            elif label in (2, 3):  # an empty list or map is no bytes at all
+                pairs.append((field.encode_name, list if label == 2 else dict))
+    return tuple(pairs)
+
+
+#: What each message's tree gets when proto3 left it out (`_required_defaults`); a ``list``
+#: or ``dict`` default is called for a fresh one.
+_FILL: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
+    cls.__name__: found for cls in ALL_STRUCTS if (found := _required_defaults(cls))
+}
 
 
 @overload
@@ -596,9 +606,6 @@ def decode(
         decode_tree(data, "Empty", max_depth=max_depth)
         return None
     tree = decode_tree(data, type_.__name__, max_depth=max_depth)
-    for name, default in _required_defaults(type_):
-        if name not in tree:
-            tree[name] = default
     try:
         return msgspec.convert(tree, type_)
     except msgspec.ValidationError as exc:
