@@ -2,7 +2,8 @@
 optionally a Redis to share tasks with other replicas (``--redis URL``) or a database that
 keeps them across restarts (``--sql URL``), a key to sign the agent card with
 (``--signing-key PEM``, which also serves its JWKS), and OpenTelemetry traces and metrics
-(``--otel``, configured from the ``OTEL_*`` environment variables: see ``_otel.py``).
+(``--otel``, configured from the ``OTEL_*`` environment variables: see ``_otel.py``), and
+gRPC beside HTTP (``--grpc-port N``, which needs ``a2aserve-grpc``).
 
 Every example ends with ``serve(server, args)``, which serves the agent at the root of the
 chosen framework: a plain ASGI app under uvicorn for ``--adapter starlette``, an aiohttp
@@ -75,6 +76,13 @@ def parse_args(
         help="export OpenTelemetry traces and metrics, configured from the OTEL_* environment "
         "variables (OTEL_TRACES_EXPORTER, OTEL_METRICS_EXPORTER: otlp, console or none; "
         "needs opentelemetry-sdk, and opentelemetry-exporter-otlp for otlp)",
+    )
+    parser.add_argument(
+        "--grpc-port",
+        type=int,
+        metavar="N",
+        help="also serve gRPC (lf.a2a.v1.A2AService) on HOST:N, the same agent and tasks; "
+        "the card lists it (needs a2aserve-grpc)",
     )
     parser.set_defaults(public_host=public_host, otel_shutdown=None)
     if extra is not None:
@@ -175,8 +183,10 @@ def serve(
 
         if isinstance(server.observer, OpenTelemetryObserver):
             server.observer.agent_name = server.card.name
+    grpc_server = _grpc_server(server, args)
     print(
-        f"A2A agent on {url} ({args.adapter}); card at {url}/.well-known/agent-card.json",
+        f"A2A agent on {url} ({args.adapter}); card at {url}/.well-known/agent-card.json"
+        + (f"; gRPC on {args.host}:{args.grpc_port}" if grpc_server is not None else ""),
         flush=True,
     )
     if args.adapter == "aiohttp":
@@ -189,6 +199,13 @@ def serve(
             middlewares=list(aiohttp_middlewares), handler_args=AIOHTTP_HANDLER_ARGS
         )
         add_routes(app, server)  # also starts and stops the server with the app
+        if grpc_server is not None:
+            # After the server started, and stopped before it (cleanup runs in reverse).
+            async def grpc_context(app: web.Application) -> Any:
+                async with grpc_server:
+                    yield
+
+            app.cleanup_ctx.append(grpc_context)
         for hook in on_shutdown:  # after the server stopped (cleanup runs in order)
 
             async def flush(app: web.Application, hook: Callable[[], None] = hook) -> None:
@@ -203,6 +220,8 @@ def serve(
         from a2a_starlette import serve as serve_uvicorn
 
         asgi: Any = A2AStarlette(server)  # runs the server in the ASGI lifespan
+        if grpc_server is not None:
+            asgi = _with_grpc(asgi, grpc_server)
         for middleware in reversed(asgi_middleware):
             asgi = middleware(asgi)
         # uvicorn, shutting the A2A server down first on SIGTERM (bounded; see docs).
@@ -215,3 +234,46 @@ def serve(
             on_shutdown=on_shutdown,
             **UVICORN_SETTINGS,
         )
+
+
+def _grpc_server(server: A2AServer, args: argparse.Namespace) -> Any:
+    """``--grpc-port``: a gRPC server for the same A2A server (``None`` without it), which
+    publishes ``PUBLIC_HOST:N`` in the card."""
+    if args.grpc_port is None:
+        return None
+    from urllib.parse import urlsplit
+
+    from a2a_grpc import GrpcServer
+
+    public_host = urlsplit(public_url(args)).hostname or args.host
+    return GrpcServer(
+        server,
+        host=args.host,
+        port=args.grpc_port,
+        public_address=f"{public_host}:{args.grpc_port}",
+    )
+
+
+def _with_grpc(asgi: Any, grpc_server: Any) -> Any:
+    """``asgi`` whose lifespan also runs ``grpc_server``: started once the app (and the A2A
+    server in it) has started, stopped before the app stops."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await asgi(scope, receive, send)
+            return
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "lifespan.startup.complete":
+                await grpc_server.start()
+            await send(message)
+
+        async def receiving() -> Any:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await grpc_server.stop(grace=1.0)
+            return message
+
+        await asgi(scope, receiving, sending)
+
+    return app

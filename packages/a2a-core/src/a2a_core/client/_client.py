@@ -8,17 +8,20 @@ one method per operation in the v1.0 model.
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 import msgspec
 
 from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
 from a2a_core._protocol.client import (
+    HTTP_BINDINGS,
     Endpoint,
     InvalidReplyError,
+    NoUsableInterfaceError,
     ReceivedEvent,
     choose_interface,
 )
@@ -55,7 +58,18 @@ from a2a_core.types import (
     TaskPushNotificationConfig,
 )
 
+if TYPE_CHECKING:  # the gRPC transport comes with a2aserve-grpc
+    from a2a_grpc._client import GrpcExchange
+
 __all__ = ["A2AClient"]
+
+
+def _spoken() -> tuple[str, ...]:
+    """The bindings this client has a transport for: gRPC when ``a2aserve-grpc`` is
+    installed."""
+    if importlib.util.find_spec("a2a_grpc") is not None:
+        return (*HTTP_BINDINGS, "GRPC")
+    return HTTP_BINDINGS
 
 
 class A2AClient:
@@ -83,22 +97,35 @@ class A2AClient:
         tenant: str | None = None,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        grpc_credentials: Any = None,
     ) -> None:
         if tenant is not None:
             endpoint = Endpoint(endpoint.url, endpoint.binding, endpoint.dialect, tenant)
         self._owns_http = http is None
         pairs = headers.items() if isinstance(headers, Mapping) else headers
-        self._exchange = Exchange(
-            http if http is not None else httpx.AsyncClient(),
-            endpoint,
-            credentials=credentials or Credentials(),
-            headers=[(str(name), str(value)) for name, value in pairs],
-            extensions=extensions,
-            retry=retry or RetryPolicy(),
-            resume=resume,
-            max_reply_bytes=max_reply_bytes,
-            max_event_bytes=max_event_bytes,
-        )
+        options: dict[str, Any] = {
+            "credentials": credentials or Credentials(),
+            "headers": [(str(name), str(value)) for name, value in pairs],
+            "extensions": extensions,
+            "retry": retry or RetryPolicy(),
+            "resume": resume,
+            "max_reply_bytes": max_reply_bytes,
+            "max_event_bytes": max_event_bytes,
+        }
+        http_client = http if http is not None else httpx.AsyncClient()
+        self._exchange: Exchange | GrpcExchange
+        if endpoint.binding == "grpc":
+            try:
+                from a2a_grpc._client import GrpcExchange
+            except ImportError:
+                raise NoUsableInterfaceError(
+                    f"the interface at {endpoint.url} is gRPC: pip install a2aserve-grpc"
+                ) from None
+            self._exchange = GrpcExchange(
+                http_client, endpoint, channel_credentials=grpc_credentials, **options
+            )
+        else:
+            self._exchange = Exchange(http_client, endpoint, **options)
         self._exchange.card = card
         self._timeout = timeout
 
@@ -141,16 +168,20 @@ class A2AClient:
         tenant: str | None = None,
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        grpc_credentials: Any = None,
     ) -> A2AClient:
         """Read the card of the agent at ``url`` and return a client of the interface chosen.
 
         ``url`` is the agent's base URL (its card at ``card_path`` below it) or the card's
-        own URL (ending in ``.json``). ``bindings`` (``JSONRPC``, ``HTTP+JSON``) and
-        ``versions`` (``1.0``, ``0.3``) narrow and order the choice; by default the card's
-        first interface this client speaks is used. ``extended_card`` fetches the extended
-        card with the credentials when the card offers one. ``signing_keys`` or
-        ``verify_signature`` refuse a card whose signature does not verify (`CardError`).
-        The other keywords are the constructor's.
+        own URL (ending in ``.json``). ``bindings`` (``JSONRPC``, ``HTTP+JSON``, ``GRPC``)
+        and ``versions`` (``1.0``, ``0.3``) narrow and order the choice; by default the
+        card's first interface this client speaks is used (``GRPC`` too when
+        ``a2aserve-grpc`` is installed). ``extended_card`` fetches the extended card with
+        the credentials when the card offers one. ``signing_keys`` or ``verify_signature``
+        refuse a card whose signature does not verify (`CardError`). ``grpc_credentials``
+        are a gRPC interface's channel credentials (``grpc.ssl_channel_credentials(...)``);
+        by default TLS with the system's roots when the card was read over ``https``,
+        plaintext otherwise. The other keywords are the constructor's.
         """
         own_http = http is None
         http = http if http is not None else httpx.AsyncClient()
@@ -168,8 +199,10 @@ class A2AClient:
                     retry=retry,
                 )
             endpoint = choose_interface(
-                card, bindings=bindings, versions=versions, base_url=location
+                card, bindings=bindings, versions=versions, base_url=location, spoken=_spoken()
             )
+            if grpc_credentials is None and location.startswith("https:"):
+                grpc_credentials = True  # TLS, the system's roots
             client = cls(
                 endpoint,
                 card=card,
@@ -183,6 +216,7 @@ class A2AClient:
                 tenant=tenant,
                 max_reply_bytes=max_reply_bytes,
                 max_event_bytes=max_event_bytes,
+                grpc_credentials=grpc_credentials,
             )
             client._owns_http = own_http
             if extended_card and card.capabilities.extended_agent_card:
@@ -198,9 +232,14 @@ class A2AClient:
         return client
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this client made it."""
-        if self._owns_http:
-            await self._exchange.http.aclose()
+        """Close the gRPC channel (if any), and the HTTP client if this client made it."""
+        close = getattr(self._exchange, "aclose", None)
+        try:
+            if close is not None:
+                await close()
+        finally:
+            if self._owns_http:
+                await self._exchange.http.aclose()
 
     async def __aenter__(self) -> A2AClient:
         return self

@@ -8,12 +8,14 @@ bytes to a `StreamDecoder`. `parse_card` and `choose_interface` say where to cal
 - `cards`: the card in either version, and the choice of an `Endpoint`;
 - `requests`: `build_request`, `request_url`;
 - `replies`: `read_reply`, `read_error`;
+- `grpc`: `read_grpc_reply`, `read_grpc_event`, `grpc_error` (gRPC's replies);
 - `streams`: `StreamDecoder`, `ReceivedEvent`;
 - `errors`: `ClientError` and its kinds.
 """
 
 from a2a_core._protocol.client.cards import (
     BINDING_NAMES,
+    HTTP_BINDINGS,
     CardBinding,
     Endpoint,
     choose_interface,
@@ -26,12 +28,14 @@ from a2a_core._protocol.client.errors import (
     NotInDialectError,
     NoUsableInterfaceError,
 )
+from a2a_core._protocol.client.grpc import grpc_error, read_grpc_event, read_grpc_reply
 from a2a_core._protocol.client.replies import read_error, read_reply, result_from_json
 from a2a_core._protocol.client.requests import build_request, request_url
 from a2a_core._protocol.client.streams import ReceivedEvent, StreamDecoder
 
 __all__ = [
     "BINDING_NAMES",
+    "HTTP_BINDINGS",
     "AgentError",
     "CardBinding",
     "ClientError",
@@ -43,8 +47,11 @@ __all__ = [
     "StreamDecoder",
     "build_request",
     "choose_interface",
+    "grpc_error",
     "parse_card",
     "read_error",
+    "read_grpc_event",
+    "read_grpc_reply",
     "read_reply",
     "request_url",
     "result_from_json",

@@ -30,6 +30,7 @@ from a2a_core.types import AgentCard, AgentInterface
 
 __all__ = [
     "BINDING_NAMES",
+    "HTTP_BINDINGS",
     "CardBinding",
     "Endpoint",
     "choose_interface",
@@ -37,9 +38,20 @@ __all__ = [
 ]
 
 #: A binding as agent cards name it.
-CardBinding = Literal["JSONRPC", "HTTP+JSON"]
-#: The card's binding names this client speaks, and what each is in the core.
-BINDING_NAMES: Final[dict[str, Binding]] = {"JSONRPC": "jsonrpc", "HTTP+JSON": "rest"}
+CardBinding = Literal["JSONRPC", "HTTP+JSON", "GRPC"]
+#: The card's binding names the client protocol knows, and what each is in the core.
+BINDING_NAMES: Final[dict[str, Binding]] = {
+    "JSONRPC": "jsonrpc",
+    "HTTP+JSON": "rest",
+    "GRPC": "grpc",
+}
+_CARD_NAMES: Final[dict[Binding, CardBinding]] = {
+    "jsonrpc": "JSONRPC",
+    "rest": "HTTP+JSON",
+    "grpc": "GRPC",
+}
+#: The bindings spoken over HTTP (gRPC needs the ``a2aserve-grpc`` transport).
+HTTP_BINDINGS: Final = ("JSONRPC", "HTTP+JSON")
 _DIALECTS: Final[tuple[Dialect, ...]] = ("1.0", "0.3")
 _ANY_OBJECT: Final = msgspec.json.Decoder(dict[str, object])
 
@@ -49,9 +61,11 @@ class Endpoint:
     """One interface of an agent, as the client calls it."""
 
     url: str
-    """The interface's URL, absolute (as the card gives it, resolved against the card's)."""
+    """The interface's URL, absolute (as the card gives it, resolved against the card's);
+    for gRPC the ``host:port`` to dial."""
     binding: Binding
-    """``"jsonrpc"`` or ``"rest"`` (the card's ``JSONRPC`` or ``HTTP+JSON``)."""
+    """``"jsonrpc"``, ``"rest"`` or ``"grpc"`` (the card's ``JSONRPC``, ``HTTP+JSON``,
+    ``GRPC``)."""
     dialect: Dialect
     """The wire dialect spoken there: ``"1.0"`` or ``"0.3"`` (its major.minor version)."""
     tenant: str = ""
@@ -60,7 +74,7 @@ class Endpoint:
     @property
     def card_binding(self) -> CardBinding:
         """The binding as cards name it."""
-        return "JSONRPC" if self.binding == "jsonrpc" else "HTTP+JSON"
+        return _CARD_NAMES[self.binding]
 
 
 def parse_card(body: bytes) -> AgentCard:
@@ -95,6 +109,11 @@ def _endpoint(interface: AgentInterface, base_url: str | None) -> Endpoint | Non
     version = normalize_version(interface.protocol_version)
     if binding is None or version not in _DIALECTS:
         return None
+    if binding == "grpc":
+        # gRPC's url is the host:port to dial, and only v1.0's service is spoken.
+        if version != "1.0":
+            return None
+        return Endpoint(url=interface.url, binding=binding, dialect="1.0", tenant=interface.tenant)
     url = urljoin(base_url, interface.url) if base_url else interface.url
     dialect: Dialect = "1.0" if version == "1.0" else "0.3"
     return Endpoint(url=url, binding=binding, dialect=dialect, tenant=interface.tenant)
@@ -106,21 +125,23 @@ def choose_interface(
     bindings: Sequence[str] | None = None,
     versions: Sequence[str] | None = None,
     base_url: str | None = None,
+    spoken: Sequence[str] = HTTP_BINDINGS,
 ) -> Endpoint:
     """The interface to call: the card's first one this client speaks.
 
-    ``bindings`` (card names: ``JSONRPC``, ``HTTP+JSON``) and ``versions`` (``1.0``,
-    ``0.3``; any spelling `normalize_version` reads) narrow the choice and order it by
-    preference, the card's order breaking ties. ``base_url`` resolves relative interface
-    URLs (the card's own URL). Raises `NoUsableInterfaceError`, naming what the card
-    offers, when nothing fits.
+    ``bindings`` (card names: ``JSONRPC``, ``HTTP+JSON``, ``GRPC``) and ``versions``
+    (``1.0``, ``0.3``; any spelling `normalize_version` reads) narrow the choice and order
+    it by preference, the card's order breaking ties. ``base_url`` resolves relative
+    interface URLs (the card's own URL). ``spoken`` are the bindings the caller has a
+    transport for (``GRPC`` too when ``a2aserve-grpc`` is installed). Raises
+    `NoUsableInterfaceError`, naming what the card offers, when nothing fits.
     """
     wanted_bindings = [b.upper() for b in bindings] if bindings else None
     wanted_versions = [normalize_version(v) or v for v in versions] if versions else None
     candidates: list[tuple[int, int, int, Endpoint]] = []
     for position, interface in enumerate(card.supported_interfaces):
         endpoint = _endpoint(interface, base_url)
-        if endpoint is None:
+        if endpoint is None or endpoint.card_binding not in spoken:
             continue
         binding_rank = version_rank = 0
         if wanted_bindings is not None:
@@ -143,8 +164,14 @@ def choose_interface(
         if wanted_versions:
             wanted.append("version " + " or ".join(wanted_versions))
         asked = f" with {' and '.join(wanted)}" if wanted else ""
+        speaks = " or ".join(spoken)
+        hint = ""
+        if "GRPC" not in spoken and any(
+            i.protocol_binding.upper() == "GRPC" for i in card.supported_interfaces
+        ):
+            hint = " (for GRPC: pip install a2aserve-grpc)"
         raise NoUsableInterfaceError(
             f"the agent card lists no interface{asked} that this client speaks "
-            f"(JSONRPC or HTTP+JSON, version 1.0 or 0.3); it lists: {offered or 'none'}"
+            f"({speaks}, version 1.0 or 0.3); it lists: {offered or 'none'}{hint}"
         )
     return min(candidates, key=lambda item: item[:3])[3]

@@ -43,13 +43,16 @@ class AgentError(ClientError):
     ``reason`` in the error table, else ``None``); ``reason`` the ErrorInfo reason
     (``TASK_NOT_FOUND``), or the table's reason for ``code`` when the reply carried none;
     ``http_status`` the HTTP status of the reply (200 for JSON-RPC errors, which HTTP does
-    not see); ``metadata`` the ErrorInfo's string map; ``data`` the raw ``error.data``.
+    not see; ``None`` on gRPC); ``grpc_status`` the status's code name on gRPC
+    (``NOT_FOUND``); ``metadata`` the ErrorInfo's string map; ``data`` the raw
+    ``error.data``.
     """
 
     code: int | None
     reason: str | None
     message: str
     http_status: int | None
+    grpc_status: str | None
     metadata: dict[str, str]
     data: object | None
 
@@ -68,6 +71,7 @@ class AgentError(ClientError):
         self.reason = reason if reason else (known.reason if known else None)
         self.message = message
         self.http_status = http_status
+        self.grpc_status = None
         self.metadata = dict(metadata) if metadata else {}
         self.data = data
         super().__init__(message)

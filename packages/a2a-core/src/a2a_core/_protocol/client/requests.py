@@ -17,6 +17,8 @@ import msgspec
 from a2a_core._protocol import codec
 from a2a_core._protocol.client.cards import Endpoint
 from a2a_core._protocol.client.errors import NotInDialectError
+from a2a_core._protocol.grpc import binding as grpc_binding
+from a2a_core._protocol.grpc import codec as grpc_codec
 from a2a_core._protocol.http import Headers, HttpRequest
 from a2a_core._protocol.jsonrpc import JsonRpcId
 from a2a_core._protocol.media_types import JSON_CONTENT_TYPE
@@ -58,7 +60,10 @@ def build_request(
 ) -> HttpRequest:
     """The HTTP request that calls ``operation`` with ``request`` at ``endpoint``.
 
-    ``request`` is the operation's v1.0 params struct (`OperationSpec.params`).
+    ``request`` is the operation's v1.0 params struct (`OperationSpec.params`). On a gRPC
+    endpoint it is the call as the HTTP/2 request it is (path ``/lf.a2a.v1.A2AService/<Rpc>``,
+    metadata as headers, the protobuf message as body): the gRPC transport sends its body
+    and headers over its channel.
     ``request_id`` is the JSON-RPC id (unused on REST). ``headers`` are added as given (after
     the protocol's own: ``Content-Type``, ``Accept``, ``A2A-Version`` on a v1.0 interface,
     ``A2A-Extensions`` when ``extensions`` are asked for, ``Last-Event-ID`` to resume a
@@ -70,6 +75,9 @@ def build_request(
         raise TypeError(
             f"{operation.value} takes a {spec.params.__name__}, not {type(request).__name__}"
         )
+    if endpoint.binding == "grpc":
+        tenanted = _with_tenant(request, endpoint.tenant)
+        return _grpc_request(operation, tenanted, endpoint, headers, extensions)
     dialect = endpoint.dialect
     if dialect == "1.0":
         request = _with_tenant(request, endpoint.tenant)
@@ -113,6 +121,32 @@ def build_request(
     body = _ENCODER.encode(_JsonRpcCall("2.0", request_id, method, msgspec.Raw(params)))
     return HttpRequest(
         method="POST", path="/", headers=Headers(pairs), body=body, base_url=endpoint.url
+    )
+
+
+#: The gRPC path of each operation.
+_GRPC_PATHS: Final = {m.operation: m.path for m in grpc_binding.METHODS.values()}
+
+
+def _grpc_request(
+    operation: Operation,
+    request: Any,
+    endpoint: Endpoint,
+    headers: Iterable[tuple[str, str]],
+    extensions: Sequence[str],
+) -> HttpRequest:
+    """A gRPC call as the HTTP/2 request it is: the RPC's path, the metadata as headers, the
+    protobuf message as body (`a2a_core._protocol.grpc.binding`)."""
+    pairs = [("content-type", grpc_binding.CONTENT_TYPE), ("a2a-version", "1.0")]
+    if extensions:
+        pairs.append(("a2a-extensions", ", ".join(extensions)))
+    pairs.extend(headers)
+    return HttpRequest(
+        method="POST",
+        path=_GRPC_PATHS[operation],
+        headers=Headers(pairs),
+        body=grpc_codec.encode(request),
+        base_url=endpoint.url,
     )
 
 
