@@ -18,6 +18,7 @@ import msgspec
 import pytest
 
 from a2a_core import types as t
+from a2a_core._protocol.grpc import codec as grpc_codec
 from a2a_core.agent_card import encode_card
 from a2a_core.call import Call
 from a2a_core.client import (
@@ -373,8 +374,36 @@ def test_preferences_narrow_and_order_the_choice() -> None:
 
 def test_a_card_with_nothing_spoken_says_what_it_lists() -> None:
     grpc_only = msgspec.structs.replace(CARD, supported_interfaces=INTERFACES[:1])
-    with pytest.raises(NoUsableInterfaceError, match=r"it lists: GRPC 1.0 at"):
+    with pytest.raises(
+        NoUsableInterfaceError, match=r"it lists: GRPC 1.0 at .*pip install a2aserve-grpc"
+    ):
         choose_interface(grpc_only)
+
+
+def test_grpc_is_chosen_when_spoken() -> None:
+    spoken = ("JSONRPC", "HTTP+JSON", "GRPC")
+    # The card's order: GRPC first here; its url is the host:port to dial, as given.
+    assert choose_interface(MULTI, spoken=spoken, base_url=URL) == Endpoint(URL, "grpc", "1.0")
+    v03 = t.AgentInterface(url="h:1", protocol_binding="GRPC", protocol_version="0.3")
+    only_v03 = msgspec.structs.replace(CARD, supported_interfaces=[v03])
+    with pytest.raises(NoUsableInterfaceError):  # v0.3's gRPC service is not spoken
+        choose_interface(only_v03, spoken=spoken)
+
+
+def test_a_grpc_call_is_the_http2_request_it_is() -> None:
+    endpoint = Endpoint("127.0.0.1:50051", "grpc", "1.0", tenant="acme")
+    request = build_request(
+        Operation.GET_TASK, t.GetTaskRequest(id="t1"), endpoint, extensions=["urn:x"]
+    )
+    assert (request.method, request.path) == ("POST", "/lf.a2a.v1.A2AService/GetTask")
+    assert request.headers.items() == (
+        ("content-type", "application/grpc"),
+        ("a2a-version", "1.0"),
+        ("a2a-extensions", "urn:x"),
+    )
+    assert grpc_codec.decode(request.body, t.GetTaskRequest) == t.GetTaskRequest(
+        id="t1", tenant="acme"
+    )
 
 
 def test_cards_of_both_versions_parse() -> None:

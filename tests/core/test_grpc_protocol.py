@@ -323,3 +323,27 @@ def test_any_grpc_request_gets_a_status(
     if rpc in RPC_NAMES:
         assert (details.code, details.message) == (code, message)
         assert error_info(details).reason
+
+
+# --- the client's side -----------------------------------------------------------------------
+
+
+def test_the_client_reads_results_and_errors() -> None:
+    from a2a_core.client import AgentError, InvalidReplyError, read_grpc_reply
+
+    task = t.Task(id="t1", status=t.TaskStatus(state=t.TaskState.COMPLETED))
+    ok = binding.GrpcStatus(0)
+    assert read_grpc_reply(Operation.GET_TASK, ok, codec.encode(task)) == task
+    assert read_grpc_reply(Operation.DELETE_PUSH_CONFIG, ok, b"") is None
+    with pytest.raises(InvalidReplyError, match="not a Task"):
+        read_grpc_reply(Operation.GET_TASK, ok, b"\x0a\x05ab")
+    with pytest.raises(AgentError) as caught:
+        read_grpc_reply(Operation.GET_TASK, binding.status_of(TaskNotFoundError()), b"")
+    assert (caught.value.reason, caught.value.code, caught.value.grpc_status) == (
+        "TASK_NOT_FOUND",
+        -32001,
+        "NOT_FOUND",
+    )
+    bare = binding.GrpcStatus(8, "slow down")  # a status without details: named by its code
+    with pytest.raises(AgentError, match="RESOURCE_EXHAUSTED: slow down"):
+        read_grpc_reply(Operation.GET_TASK, bare, b"")

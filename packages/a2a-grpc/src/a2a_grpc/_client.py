@@ -126,9 +126,7 @@ class GrpcExchange:
         outgoing = build_request(
             operation, request, self.endpoint, headers=self._headers, extensions=self._extensions
         )
-        method: aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(
-            outgoing.path
-        )
+        method: aio.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(outgoing.path)
         policy = self._retry
         started = time.monotonic()
         retry = 0
@@ -164,8 +162,7 @@ class GrpcExchange:
             )
         if exc.code() in _TRANSPORT_CODES and not status.details:
             return TransportError(
-                f"{operation.value} to {self.endpoint.url} failed: "
-                f"{status.name}: {status.message}"
+                f"{operation.value} to {self.endpoint.url} failed: {status.name}: {status.message}"
             )
         return grpc_error(status)
 

@@ -65,5 +65,7 @@ def read_grpc_event(
     try:
         event = grpc_codec.decode(message, StreamResponse)
     except DecodeError as exc:
-        raise InvalidReplyError(f"a stream message is not a StreamResponse: {exc.message}") from None
+        raise InvalidReplyError(
+            f"a stream message is not a StreamResponse: {exc.message}"
+        ) from None
     return ReceivedEvent(event, None, ends_stream(event, closing_states))
