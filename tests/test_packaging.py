@@ -30,7 +30,14 @@ def _declared_versions(project: dict[str, object]) -> list[tuple[int, int]]:
 def test_every_package_is_found() -> None:
     names = {path.parent.name for path in PACKAGES}
     # The folders keep their names whatever the distributions are called.
-    assert names == {"a2a-core", "a2a-starlette", "a2a-aiohttp", "a2a-redis", "a2a-sql"}  # folders
+    assert names == {  # folders
+        "a2a-core",
+        "a2a-starlette",
+        "a2a-aiohttp",
+        "a2a-grpc",
+        "a2a-redis",
+        "a2a-sql",
+    }
 
 
 @pytest.mark.parametrize("path", PACKAGES, ids=lambda path: path.parent.name)

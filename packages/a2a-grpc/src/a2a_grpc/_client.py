@@ -21,22 +21,24 @@ import grpc
 import httpx
 from grpc import aio
 
-from a2a_core._protocol.client import (
+from a2a_core.client import (
     AgentError,
     ClientError,
+    Credentials,
     Endpoint,
     ReceivedEvent,
+    RetryPolicy,
+    TokenSource,
+    TransportError,
+    apply_credentials,
     build_request,
     grpc_error,
     read_grpc_event,
     read_grpc_reply,
 )
-from a2a_core._protocol.grpc.binding import STATUS_DETAILS_KEY, GrpcStatus
-from a2a_core._protocol.operations import Operation
-from a2a_core._protocol.sse import CLOSING_STATES, SUBSCRIPTION_CLOSING_STATES
-from a2a_core.client._auth import Credentials, TokenSource, apply_credentials
-from a2a_core.client._errors import TransportError
-from a2a_core.client._retry import RetryPolicy
+from a2a_core.grpc import STATUS_DETAILS_KEY, GrpcStatus
+from a2a_core.operations import Operation
+from a2a_core.sse import CLOSING_STATES, SUBSCRIPTION_CLOSING_STATES
 from a2a_core.types import AgentCard, GetTaskRequest, StreamResponse, SubscribeToTaskRequest, Task
 
 __all__ = ["GrpcExchange"]

@@ -3,7 +3,7 @@
 Every RPC is a generic raw-bytes handler: the request message's bytes, the call's metadata
 and the peer become an `HttpRequest` (a gRPC call is an HTTP/2 request), the server answers
 it exactly as it answers HTTP (authentication, ownership, guards, extensions, observer), and
-the reply's trailers become the call's status (`a2a_core._protocol.grpc.binding`). Nothing
+the reply's trailers become the call's status (`a2a_core.grpc`). Nothing
 here knows an operation: a new RPC, a bidirectional one included, is a row of the core's
 method table and a handler kind here.
 """
@@ -21,7 +21,7 @@ from typing import Any, Final, Self
 import grpc
 from grpc import aio
 
-from a2a_core._protocol.grpc import binding
+from a2a_core import grpc as binding
 from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse
 from a2a_core.server import A2AServer
 from a2a_core.types import AgentInterface, TransportProtocol
@@ -81,6 +81,7 @@ class GrpcServer:
         self._own_server = False
         self._health: Any = None
         self._bound: int | None = None
+        self._published: AgentInterface | None = None
 
     @property
     def address(self) -> str:
@@ -130,13 +131,12 @@ class GrpcServer:
                 self._own_server = False
             raise
         self._grpc, self._bound = grpc_server, bound
-        self.server.protocol.publish_interface(
-            AgentInterface(
-                url=self.public_address or self.address,
-                protocol_binding=TransportProtocol.GRPC,
-                protocol_version="1.0",
-            )
+        self._published = AgentInterface(
+            url=self.public_address or self.address,
+            protocol_binding=TransportProtocol.GRPC,
+            protocol_version="1.0",
         )
+        self.server.protocol.publish_interface(self._published)
         if self._health is not None:
             await self._health.set("", _serving(True))
         return self.address
@@ -144,10 +144,14 @@ class GrpcServer:
     async def stop(self, grace: float | None = None) -> None:
         """Stop: the A2A server's shutdown first when this started it (running agents get
         their grace, open streams their final frames), then gRPC, whose open calls get
-        ``grace`` seconds (``None``: cancelled at once)."""
+        ``grace`` seconds (``None``: cancelled at once). The card stops listing it at once."""
         grpc_server, self._grpc = self._grpc, None
         if grpc_server is None:
             return
+        if self._published is not None:
+            # No card sends clients here any more.
+            self.server.protocol.withdraw_interface(self._published)
+            self._published = None
         try:
             if self._health is not None:
                 await self._health.set("", _serving(False))

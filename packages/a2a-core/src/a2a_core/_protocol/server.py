@@ -362,7 +362,8 @@ class ServerProtocol:
     def publish_interface(self, interface: AgentInterface) -> None:
         """Add an interface served by another transport to the cards (public and extended),
         after those this protocol serves: the gRPC adapter publishes its ``host:port`` here
-        once it listens. Publishing the same one again changes nothing."""
+        once it listens, and withdraws it when it stops. Publishing the same one again
+        changes nothing."""
         if interface in self.other_interfaces:
             return
         if (
@@ -372,10 +373,18 @@ class ServerProtocol:
             raise LocalProtocolError(
                 f"gRPC serves A2A {interface.protocol_version}, which this server does not"
             )
-        self.other_interfaces = (*self.other_interfaces, interface)
+        self._republish((*self.other_interfaces, interface))
+
+    def withdraw_interface(self, interface: AgentInterface) -> None:
+        """Remove an interface `publish_interface` added (its transport stopped), so that
+        no card sends clients to an address nobody listens on."""
+        if interface in self.other_interfaces:
+            self._republish(tuple(i for i in self.other_interfaces if i != interface))
+
+    def _republish(self, others: tuple[AgentInterface, ...]) -> None:
+        self.other_interfaces = others
         template = msgspec.structs.replace(
-            self._card,
-            supported_interfaces=[*self._card.supported_interfaces, *self.other_interfaces],
+            self._card, supported_interfaces=[*self._card.supported_interfaces, *others]
         )
         self.card_publisher = AgentCardPublisher(
             template,

@@ -10,9 +10,11 @@ speaks::
             print(received.event)
 
 The protocol half is pure (no I/O, no clock): `build_request` turns a v1.0 request into the
-`HttpRequest` an interface expects, `read_reply` and `StreamDecoder` turn what comes back into
-v1.0 values or an `AgentError`, `parse_card` and `choose_interface` read a card. Use them to
-call agents over another HTTP stack, or to test one.
+`HttpRequest` an interface expects, `read_reply` and `StreamDecoder` (gRPC:
+`read_grpc_reply`, `read_grpc_event`) turn what comes back into v1.0 values or an
+`AgentError`, `parse_card` and `choose_interface` read a card. Use them to call agents over
+another HTTP stack, or to test one; `apply_credentials` and `TokenSource` put the caller's
+credentials where the card asks, for a transport of your own (``a2aserve-grpc``'s is one).
 """
 
 from a2a_core._protocol.client import (
@@ -34,7 +36,13 @@ from a2a_core._protocol.client import (
     read_reply,
     request_url,
 )
-from a2a_core.client._auth import Credentials, OAuthClientCredentials
+from a2a_core.client._auth import (
+    AppliedCredentials,
+    Credentials,
+    OAuthClientCredentials,
+    TokenSource,
+    apply_credentials,
+)
 from a2a_core.client._cards import CardCache, card_url_for, fetch_card
 from a2a_core.client._client import A2AClient
 from a2a_core.client._errors import CardError, TransportError
@@ -43,6 +51,7 @@ from a2a_core.client._retry import RetryPolicy
 __all__ = [
     "A2AClient",
     "AgentError",
+    "AppliedCredentials",
     "CardCache",
     "CardError",
     "ClientError",
@@ -55,7 +64,9 @@ __all__ = [
     "ReceivedEvent",
     "RetryPolicy",
     "StreamDecoder",
+    "TokenSource",
     "TransportError",
+    "apply_credentials",
     "build_request",
     "card_url_for",
     "choose_interface",
