@@ -1,9 +1,11 @@
-"""The official ``a2a-sdk`` 1.x client against our servers, over JSON-RPC and HTTP+JSON.
+"""The official ``a2a-sdk`` 1.x client against our servers, over JSON-RPC, HTTP+JSON and gRPC.
 
 Each test starts a real server on 127.0.0.1 (Starlette under uvicorn at the root; aiohttp as
-a sub-application at ``/a2a``), discovers it with the SDK's card resolver, and drives it with
-the SDK's ``ClientFactory`` client for the binding under test. Assertions are on the SDK's
-parsed protobuf objects. The agent is ``interop.servers.DemoAgent``.
+a sub-application at ``/a2a``; the same `A2AServer` also over gRPC on its own port),
+discovers it with the SDK's card resolver, and drives it with the SDK's ``ClientFactory``
+client for the binding under test. Assertions are on the SDK's parsed protobuf objects. The
+agent is ``interop.servers.DemoAgent``. gRPC specifics (status codes, details, metadata) are
+in ``test_sdk_grpc.py``.
 
 The last tests run the same client through its v0.3 compatibility transports (chosen by the
 ``protocolVersion: "0.3"`` interfaces of the card), so the v0.3 dialect is exercised by the
@@ -18,9 +20,11 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
+import grpc
 import httpx
 import pytest
 from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client.transports.grpc import GrpcTransport
 from a2a.types.a2a_pb2 import (
     AgentCard,
     AuthenticationInfo,
@@ -53,7 +57,8 @@ from interop.servers import ADAPTERS, IDENTITY, QUESTION, TOKEN, Served, serve, 
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 
-BINDINGS = ("JSONRPC", "HTTP+JSON")
+JSON_BINDINGS = ("JSONRPC", "HTTP+JSON")
+BINDINGS = (*JSON_BINDINGS, "GRPC")
 OPEN_STATES = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
 
 Connect = Callable[..., Client]
@@ -61,8 +66,8 @@ Connect = Callable[..., Client]
 
 @pytest.fixture(params=ADAPTERS)
 async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
-    """A running server on the adapter under test."""
-    async with serve(request.param) as running:
+    """A running server on the adapter under test (and over gRPC)."""
+    async with serve(request.param, grpc=True) as running:
         yield running
 
 
@@ -79,6 +84,29 @@ async def card(served: Served) -> AgentCard:
         return await A2ACardResolver(http, served.url).get_agent_card()
 
 
+def client_config(binding: str, http: httpx.AsyncClient, **options: Any) -> ClientConfig:
+    """The SDK's configuration for ``binding``. For gRPC as a real client would have it:
+    gRPC preferred over JSON-RPC (the client's order wins over the card's, where JSON-RPC
+    comes first), channels from ``grpc.aio.insecure_channel``."""
+    if binding != "GRPC":
+        return ClientConfig(httpx_client=http, supported_protocol_bindings=[binding], **options)
+    return ClientConfig(
+        httpx_client=http,
+        grpc_channel_factory=grpc.aio.insecure_channel,
+        supported_protocol_bindings=["GRPC", "JSONRPC"],
+        use_client_preference=True,
+        **options,
+    )
+
+
+def check_transport(client: Client, binding: str) -> Client:
+    """``client`` speaks ``binding`` (gRPC could fall back to JSON-RPC unnoticed otherwise;
+    ``_transport`` is the SDK's ``BaseClient`` attribute)."""
+    is_grpc = isinstance(client._transport, GrpcTransport)  # type: ignore[attr-defined]
+    assert is_grpc == (binding == "GRPC")
+    return client
+
+
 @pytest.fixture
 async def connect(card: AgentCard, binding: str) -> AsyncIterator[Connect]:
     """Create SDK clients for the binding under test (closed at the end)."""
@@ -91,15 +119,13 @@ async def connect(card: AgentCard, binding: str) -> AsyncIterator[Connect]:
             headers: dict[str, str] | None = None,
             agent_card: AgentCard | None = None,
         ) -> Client:
+            assert not (headers and binding == "GRPC"), "HTTP headers do not reach gRPC"
             http = httpx.AsyncClient(headers=headers, timeout=10)
             stack.push_async_callback(http.aclose)
-            config = ClientConfig(
-                streaming=streaming,
-                polling=polling,
-                httpx_client=http,
-                supported_protocol_bindings=[binding],
-            )
-            return ClientFactory(config).create(agent_card or card)
+            config = client_config(binding, http, streaming=streaming, polling=polling)
+            client = ClientFactory(config).create(agent_card or card)
+            stack.push_async_callback(client.close)
+            return check_transport(client, binding)
 
         yield make
 
@@ -181,23 +207,23 @@ async def test_card_discovery(served: Served, card: AgentCard) -> None:
     interfaces = [
         (i.protocol_binding, i.protocol_version, i.url) for i in card.supported_interfaces
     ]
-    # JSON-RPC at the mount root with its trailing slash, HTTP+JSON as the base URL itself.
+    # JSON-RPC at the mount root with its trailing slash, HTTP+JSON as the base URL itself;
+    # gRPC (v1.0 only), published by its adapter once it listens, after those.
     assert interfaces == [
         ("JSONRPC", "1.0", served.url + "/"),
         ("HTTP+JSON", "1.0", served.url),
         ("JSONRPC", "0.3", served.url + "/"),
         ("HTTP+JSON", "0.3", served.url),
+        ("GRPC", "1.0", served.grpc),
     ]
 
 
 async def test_create_from_url(served: Served, binding: str) -> None:
     """The factory's own discovery picks the v1.0 interface of the binding and works."""
     async with httpx.AsyncClient(timeout=10) as http:
-        config = ClientConfig(
-            streaming=False, httpx_client=http, supported_protocol_bindings=[binding]
-        )
-        client = await ClientFactory(config).create_from_url(served.url)
-        reply = await send_one(client, request("echo hi"))
+        config = client_config(binding, http, streaming=False)
+        async with await ClientFactory(config).create_from_url(served.url) as client:
+            reply = await send_one(check_transport(client, binding), request("echo hi"))
     assert reply.task.status.state == TaskState.TASK_STATE_COMPLETED
     assert texts(reply.task.artifacts[0].parts) == ["hi"]
 
@@ -504,6 +530,9 @@ async def test_multi_turn_streaming(connect: Connect) -> None:
 # --- extended card -------------------------------------------------------------------------
 
 
+# JSON only: these servers authenticate the bearer token in HTTP middleware (ASGI, aiohttp),
+# which gRPC calls do not pass through.
+@pytest.mark.parametrize("binding", JSON_BINDINGS)
 async def test_extended_card(served: Served, connect: Connect) -> None:
     client = connect(streaming=False, headers={"Authorization": f"Bearer {TOKEN}"})
     extended = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
@@ -533,6 +562,8 @@ def v0_3_only(card: AgentCard) -> AgentCard:
     return legacy
 
 
+# JSON only: gRPC serves v1.0 alone (the card has no v0.3 gRPC interface).
+@pytest.mark.parametrize("binding", JSON_BINDINGS)
 async def test_v0_3_dialect_send_stream_get_cancel(
     connect: Connect, card: AgentCard, binding: str
 ) -> None:
