@@ -15,6 +15,9 @@ from interop.js_env import Node, install_js_sdk
 from interop.peers.fixtures import js_peer, peer, sdk_v0_3_peer, sdk_v1_peer
 from interop.sdk_v0_3_env import sdk_v0_3_python as _sdk_v0_3_python
 
+# The SDK v1 suites' shared checks, with pytest's assertion messages.
+pytest.register_assert_rewrite("interop.sdk_v1_helpers")
+
 __all__ = ["js_peer", "js_sdk", "peer", "sdk_v0_3_peer", "sdk_v0_3_python", "sdk_v1_peer"]
 
 

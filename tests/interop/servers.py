@@ -2,7 +2,9 @@
 
 ``serve(adapter)`` starts an :class:`A2AServer` behind the Starlette adapter (under uvicorn,
 at the root) or the aiohttp adapter (a sub-application mounted at ``/a2a``, under an
-``AppRunner``), on a socket bound to a free port, and stops everything on exit.
+``AppRunner``), on a socket bound to a free port, and stops everything on exit. With
+``grpc=True`` the same server is also served by ``a2a_grpc.GrpcServer`` on another free
+port of 127.0.0.1 (``Served.grpc``), which then lists its ``GRPC`` interface in the card.
 
 The agent understands a few commands (the first word of the message text):
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +35,14 @@ from aiohttp import web
 from a2a_aiohttp import a2a_subapp
 from a2a_aiohttp import put_identity as aiohttp_put_identity
 from a2a_core.protocol import ProtocolOptions
-from a2a_core.server import A2AServer, InputRequired, PushOptions, StreamOptions, TaskContext
+from a2a_core.server import (
+    A2AServer,
+    Extension,
+    InputRequired,
+    PushOptions,
+    StreamOptions,
+    TaskContext,
+)
 from a2a_core.server._messages import new_id
 from a2a_core.types import (
     AgentCapabilities,
@@ -43,6 +52,7 @@ from a2a_core.types import (
     Part,
     Role,
 )
+from a2a_grpc import GrpcServer
 from a2a_starlette import A2AStarlette
 from a2a_starlette import put_identity as starlette_put_identity
 
@@ -145,6 +155,8 @@ class Served:
     """The base URL of the A2A mount (what goes into the card)."""
     server: A2AServer
     agent: DemoAgent
+    grpc: str | None = None
+    """The gRPC server's ``host:port`` (``serve(..., grpc=True)`` only)."""
 
 
 def _bound_socket() -> socket.socket:
@@ -183,10 +195,16 @@ async def _aiohttp_bearer_identity(
 
 @contextlib.asynccontextmanager
 async def serve(
-    adapter: str, *, legacy_card_fields: bool = False, **protocol: Any
+    adapter: str,
+    *,
+    legacy_card_fields: bool = False,
+    grpc: bool = False,
+    extensions: Sequence[Extension] = (),
+    **protocol: Any,
 ) -> AsyncIterator[Served]:
     """Run the demo agent on ``adapter`` on 127.0.0.1 until the block ends (``protocol``:
-    more `ProtocolOptions`)."""
+    more `ProtocolOptions`; ``grpc``: also serve it over gRPC; ``extensions``: runtime
+    extensions of the server)."""
     sock = _bound_socket()
     port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}{PREFIXES[adapter]}"
@@ -199,19 +217,38 @@ async def serve(
         protocol=ProtocolOptions(legacy_card_fields=legacy_card_fields, **protocol),
         push=PushOptions(allow_hosts=["127.0.0.1/32"]),
         streams=StreamOptions(keep_alive_interval=5.0),
+        extensions=extensions,
     )
     served = Served(adapter, url, server, agent)
     try:
         if adapter == "starlette":
-            async with _uvicorn(_BearerIdentity(A2AStarlette(server)), sock):
+            async with (
+                _uvicorn(_BearerIdentity(A2AStarlette(server)), sock),
+                _grpc(served, grpc),
+            ):
                 yield served
         else:
             root = web.Application(middlewares=[_aiohttp_bearer_identity])
             root.add_subapp(PREFIXES[adapter], a2a_subapp(server))
-            async with _aiohttp(root, sock):
+            async with _aiohttp(root, sock), _grpc(served, grpc):
                 yield served
     finally:
         sock.close()
+
+
+@contextlib.asynccontextmanager
+async def _grpc(served: Served, enabled: bool) -> AsyncIterator[None]:
+    """Serve ``served.server`` over gRPC too (when ``enabled``), within the HTTP adapter's
+    lifespan: started once the adapter runs the A2A server, stopped before it stops it (so
+    the gRPC adapter never owns the server's lifecycle)."""
+    if not enabled:
+        yield
+        return
+    if not served.server.running:
+        raise RuntimeError("the HTTP adapter did not start the A2A server")
+    async with GrpcServer(served.server, host="127.0.0.1", port=0) as grpc_server:
+        served.grpc = grpc_server.address
+        yield
 
 
 @contextlib.asynccontextmanager

@@ -1,9 +1,11 @@
-"""The official ``a2a-sdk`` 1.x client against our servers, over JSON-RPC and HTTP+JSON.
+"""The official ``a2a-sdk`` 1.x client against our servers, over JSON-RPC, HTTP+JSON and gRPC.
 
 Each test starts a real server on 127.0.0.1 (Starlette under uvicorn at the root; aiohttp as
-a sub-application at ``/a2a``), discovers it with the SDK's card resolver, and drives it with
-the SDK's ``ClientFactory`` client for the binding under test. Assertions are on the SDK's
-parsed protobuf objects. The agent is ``interop.servers.DemoAgent``.
+a sub-application at ``/a2a``; the same `A2AServer` also over gRPC on its own port),
+discovers it with the SDK's card resolver, and drives it with the SDK's ``ClientFactory``
+client for the binding under test. Assertions are on the SDK's parsed protobuf objects. The
+agent is ``interop.servers.DemoAgent``. gRPC specifics (status codes, details, metadata) are
+in ``test_sdk_grpc.py``.
 
 The last tests run the same client through its v0.3 compatibility transports (chosen by the
 ``protocolVersion: "0.3"`` interfaces of the card), so the v0.3 dialect is exercised by the
@@ -17,10 +19,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
-import anyio
 import httpx
 import pytest
-from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client, ClientFactory
 from a2a.types.a2a_pb2 import (
     AgentCard,
     AuthenticationInfo,
@@ -31,14 +32,10 @@ from a2a.types.a2a_pb2 import (
     GetTaskRequest,
     ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
-    Message,
-    Part,
     Role,
     SendMessageConfiguration,
-    SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
-    Task,
     TaskPushNotificationConfig,
     TaskState,
 )
@@ -49,20 +46,32 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 
+from interop.sdk_v1_helpers import (
+    OPEN_STATES,
+    check_transport,
+    client_config,
+    collect,
+    release,
+    request,
+    send_one,
+    start_held,
+    texts,
+    wait_for_state,
+)
 from interop.servers import ADAPTERS, IDENTITY, QUESTION, TOKEN, Served, serve, webhook
 
 pytestmark = [pytest.mark.interop, pytest.mark.anyio]
 
-BINDINGS = ("JSONRPC", "HTTP+JSON")
-OPEN_STATES = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+JSON_BINDINGS = ("JSONRPC", "HTTP+JSON")
+BINDINGS = (*JSON_BINDINGS, "GRPC")
 
 Connect = Callable[..., Client]
 
 
 @pytest.fixture(params=ADAPTERS)
 async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
-    """A running server on the adapter under test."""
-    async with serve(request.param) as running:
+    """A running server on the adapter under test (and over gRPC)."""
+    async with serve(request.param, grpc=True) as running:
         yield running
 
 
@@ -91,82 +100,15 @@ async def connect(card: AgentCard, binding: str) -> AsyncIterator[Connect]:
             headers: dict[str, str] | None = None,
             agent_card: AgentCard | None = None,
         ) -> Client:
+            assert not (headers and binding == "GRPC"), "HTTP headers do not reach gRPC"
             http = httpx.AsyncClient(headers=headers, timeout=10)
             stack.push_async_callback(http.aclose)
-            config = ClientConfig(
-                streaming=streaming,
-                polling=polling,
-                httpx_client=http,
-                supported_protocol_bindings=[binding],
-            )
-            return ClientFactory(config).create(agent_card or card)
+            config = client_config(binding, http, streaming=streaming, polling=polling)
+            client = ClientFactory(config).create(agent_card or card)
+            stack.push_async_callback(client.close)
+            return check_transport(client, binding)
 
         yield make
-
-
-def request(
-    text: str,
-    *,
-    task_id: str = "",
-    context_id: str = "",
-    configuration: SendMessageConfiguration | None = None,
-) -> SendMessageRequest:
-    """A SendMessageRequest with one text part."""
-    message = Message(
-        message_id=str(uuid.uuid4()),
-        role=Role.ROLE_USER,
-        parts=[Part(text=text)],
-        task_id=task_id,
-        context_id=context_id,
-    )
-    req = SendMessageRequest(message=message)
-    if configuration is not None:
-        req.configuration.CopyFrom(configuration)
-    return req
-
-
-async def collect(events: AsyncIterator[StreamResponse]) -> list[StreamResponse]:
-    """Every event of a stream."""
-    return [event async for event in events]
-
-
-async def send_one(client: Client, req: SendMessageRequest) -> StreamResponse:
-    """The single response of a non-streaming send."""
-    events = await collect(client.send_message(req))
-    assert len(events) == 1
-    return events[0]
-
-
-async def start_held(client: Client) -> Task:
-    """A task that stays WORKING until released (non-blocking send)."""
-    reply = await send_one(
-        client, request("hold", configuration=SendMessageConfiguration(return_immediately=True))
-    )
-    assert reply.HasField("task")
-    assert reply.task.status.state in OPEN_STATES
-    return reply.task
-
-
-async def release(client: Client, task_id: str) -> None:
-    """Release a held task (the agent answers with a message, not a task)."""
-    reply = await send_one(client, request(f"release {task_id}"))
-    assert reply.WhichOneof("payload") == "message"
-    assert reply.message.role == Role.ROLE_AGENT
-    assert reply.message.parts[0].text == f"released {task_id}"
-
-
-async def wait_for_state(client: Client, task_id: str, state: TaskState.ValueType) -> Task:
-    """Poll GetTask until the task reaches ``state``."""
-    with anyio.fail_after(10):
-        while True:
-            task = await client.get_task(GetTaskRequest(id=task_id))
-            if task.status.state == state:
-                return task
-            await anyio.sleep(0.02)
-
-
-def texts(parts: object) -> list[str]:
-    return [part.text for part in parts]  # type: ignore[attr-defined]
 
 
 # --- card discovery ------------------------------------------------------------------------
@@ -181,23 +123,23 @@ async def test_card_discovery(served: Served, card: AgentCard) -> None:
     interfaces = [
         (i.protocol_binding, i.protocol_version, i.url) for i in card.supported_interfaces
     ]
-    # JSON-RPC at the mount root with its trailing slash, HTTP+JSON as the base URL itself.
+    # JSON-RPC at the mount root with its trailing slash, HTTP+JSON as the base URL itself;
+    # gRPC (v1.0 only), published by its adapter once it listens, after those.
     assert interfaces == [
         ("JSONRPC", "1.0", served.url + "/"),
         ("HTTP+JSON", "1.0", served.url),
         ("JSONRPC", "0.3", served.url + "/"),
         ("HTTP+JSON", "0.3", served.url),
+        ("GRPC", "1.0", served.grpc),
     ]
 
 
 async def test_create_from_url(served: Served, binding: str) -> None:
     """The factory's own discovery picks the v1.0 interface of the binding and works."""
     async with httpx.AsyncClient(timeout=10) as http:
-        config = ClientConfig(
-            streaming=False, httpx_client=http, supported_protocol_bindings=[binding]
-        )
-        client = await ClientFactory(config).create_from_url(served.url)
-        reply = await send_one(client, request("echo hi"))
+        config = client_config(binding, http, streaming=False)
+        async with await ClientFactory(config).create_from_url(served.url) as client:
+            reply = await send_one(check_transport(client, binding), request("echo hi"))
     assert reply.task.status.state == TaskState.TASK_STATE_COMPLETED
     assert texts(reply.task.artifacts[0].parts) == ["hi"]
 
@@ -504,6 +446,9 @@ async def test_multi_turn_streaming(connect: Connect) -> None:
 # --- extended card -------------------------------------------------------------------------
 
 
+# JSON only: these servers authenticate the bearer token in HTTP middleware (ASGI, aiohttp),
+# which gRPC calls do not pass through.
+@pytest.mark.parametrize("binding", JSON_BINDINGS)
 async def test_extended_card(served: Served, connect: Connect) -> None:
     client = connect(streaming=False, headers={"Authorization": f"Bearer {TOKEN}"})
     extended = await client.get_extended_agent_card(GetExtendedAgentCardRequest())
@@ -533,6 +478,8 @@ def v0_3_only(card: AgentCard) -> AgentCard:
     return legacy
 
 
+# JSON only: gRPC serves v1.0 alone (the card has no v0.3 gRPC interface).
+@pytest.mark.parametrize("binding", JSON_BINDINGS)
 async def test_v0_3_dialect_send_stream_get_cancel(
     connect: Connect, card: AgentCard, binding: str
 ) -> None:
