@@ -2,7 +2,8 @@
 dialect spoken, the exit codes, and secrets kept out of what it prints.
 
 ``main`` runs its own event loop, so each command runs in a worker thread while the server
-runs in the test's; two commands also run as users run them, in a subprocess.
+runs in the test's; two commands also run as users run them, in a subprocess, and so does
+every command that speaks gRPC (grpc.aio serves one event loop per process).
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from interop.servers import TOKEN, Served, serve
 pytestmark = pytest.mark.anyio
 
 INTERFACES = [
-    pytest.param(["--binding", binding, "--a2a-version", version], id=f"{binding}-{version}")
-    for binding in ("jsonrpc", "http-json")
-    for version in ("1.0", "0.3")
+    *(
+        pytest.param(["--binding", binding, "--a2a-version", version], id=f"{binding}-{version}")
+        for binding in ("jsonrpc", "http-json")
+        for version in ("1.0", "0.3")
+    ),
+    pytest.param(["--binding", "grpc"], id="grpc-1.0"),
 ]
 
 
@@ -41,6 +45,11 @@ class Ran:
 
 
 async def a2aserve(*args: str) -> Ran:
+    if "grpc" in args:
+        # grpc.aio serves one event loop per process: a command that speaks gRPC runs as
+        # users run it, in its own process, not beside the server's loop.
+        done = await anyio.run_process([sys.executable, "-m", "a2a_core", *args], check=False)
+        return Ran(done.returncode, done.stdout.decode(), done.stderr.decode())
     out, err = io.StringIO(), io.StringIO()
     code = await anyio.to_thread.run_sync(lambda: main(list(args), stdout=out, stderr=err))
     return Ran(code, out.getvalue(), err.getvalue())
@@ -48,7 +57,7 @@ async def a2aserve(*args: str) -> Ran:
 
 @pytest.fixture(params=["starlette", "aiohttp"])
 async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
-    async with serve(request.param, legacy_card_fields=True) as running:
+    async with serve(request.param, legacy_card_fields=True, grpc=True) as running:
         yield running
 
 
@@ -107,8 +116,11 @@ async def test_send_stream_prints_one_event_per_line(served: Served, interface: 
     ran = await a2aserve("send", served.url, "stream 3", "--stream", *interface, "-o", "json")
     assert ran.code == 0, ran.err
     lines = ran.lines()
-    ids = [line.pop("eventId") for line in lines]
-    assert ids == [str(i) for i in range(1, len(lines) + 1)]  # the SSE ids, none twice
+    ids = [line.pop("eventId", None) for line in lines]
+    if "grpc" in interface:
+        assert ids == [None] * len(lines)  # gRPC has no event ids
+    else:
+        assert ids == [str(i) for i in range(1, len(lines) + 1)]  # the SSE ids, none twice
     assert [next(iter(line)) for line in lines] == [
         "task",
         "artifactUpdate",
@@ -164,7 +176,7 @@ async def test_get_and_list(served: Served) -> None:
     assert text.out.splitlines()[-1].endswith("tasks")
 
 
-@pytest.mark.parametrize("interface", INTERFACES)
+@pytest.mark.parametrize("interface", INTERFACES[:-1])  # SSE's ids
 async def test_subscribe_after_an_event_id_prints_exactly_what_followed(
     served: Served, interface: list[str]
 ) -> None:
@@ -176,6 +188,12 @@ async def test_subscribe_after_an_event_id_prints_exactly_what_followed(
     )
     assert ran.code == 0, ran.err
     assert ran.lines() == lines[2:]
+
+
+async def test_an_event_id_means_nothing_on_grpc(served: Served) -> None:
+    ran = await a2aserve("subscribe", served.url, "t", "--last-event-id", "2", "--binding", "grpc")
+    assert ran.code != 0
+    assert "gRPC streams carry no event ids" in ran.err
 
 
 async def test_subscribe_to_a_running_task(served: Served) -> None:

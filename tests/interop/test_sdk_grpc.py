@@ -415,12 +415,6 @@ async def test_client_leaving_a_stream_leaves_the_task_running(
 # --- the card follows the gRPC server ------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="GrpcServer.stop() does not withdraw the GRPC interface start() published "
-    "(and ServerProtocol has no way to): the card keeps listing a closed address",
-)
 async def test_stopped_grpc_server_leaves_the_card() -> None:
     """While the HTTP adapter goes on serving, a stopped gRPC server must leave the card:
     a client that prefers gRPC (as the SDK's take the first v1.0 GRPC interface) would

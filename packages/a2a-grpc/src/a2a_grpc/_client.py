@@ -176,7 +176,13 @@ class GrpcExchange:
         timeout: float | None,
     ) -> AsyncIterator[ReceivedEvent]:
         """The events of a streaming call; cut mid-way, resumed by SubscribeToTask (whose
-        first event is the task as it stands). ``last_event_id`` has no meaning on gRPC."""
+        first event is the task as it stands). gRPC has no event ids: a ``last_event_id`` is
+        refused (`ClientError`) rather than ignored, since what follows it cannot be had."""
+        if last_event_id is not None:
+            raise ClientError(
+                "gRPC streams carry no event ids: subscribe without one (the first event is "
+                "the task as it stands)"
+            )
         closing = (
             SUBSCRIPTION_CLOSING_STATES
             if operation is Operation.SUBSCRIBE_TO_TASK
