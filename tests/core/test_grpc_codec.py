@@ -58,7 +58,7 @@ def test_the_generated_schema_is_up_to_date() -> None:
 @pytest.mark.parametrize("type_", STRUCTS, ids=lambda cls: cls.__name__)
 def test_schema_and_model_name_the_same_fields(type_: type[Any]) -> None:
     """Every Struct is the proto message of its name, field for field (JSON names)."""
-    schema = {json_name for _, json_name, _, _, _ in MESSAGES[type_.__name__]}
+    schema = {field[1] for field in MESSAGES[type_.__name__]}
     model = {f.encode_name for f in msgspec.structs.fields(type_)}
     assert schema == model
 

@@ -96,11 +96,11 @@ def _field_kind(type_name: str, enums: set[str]) -> tuple[str, str]:
 def _read(text: str) -> tuple[dict, dict, list]:
     enums_seen = set(re.findall(r"\benum\s+(\w+)", re.sub(r"//[^\n]*", "", text)))
     reader = _Reader(_tokens(text))
-    messages: dict[str, list[tuple[int, str, str, int, str]]] = {}
+    messages: dict[str, list[tuple[int, str, str, int, str, str, str]]] = {}
     enums: dict[str, list[tuple[int, str]]] = {}
     rpcs: list[tuple[str, str, str, bool]] = []
 
-    def read_field(owner: list, label: int) -> None:
+    def read_field(owner: list, label: int, oneof: str = "") -> None:
         if reader.peek() == "map":
             reader.take("map")
             reader.take("<")
@@ -123,21 +123,21 @@ def _read(text: str) -> tuple[dict, dict, list]:
             while reader.take() != "]":
                 pass
         reader.take(";")
-        owner.append((number, _json_name(name), kind, label, ref))
+        owner.append((number, _json_name(name), kind, label, ref, name, oneof))
 
     while not reader.done():
         token = reader.take()
         if token == "message":
             name = reader.take()
-            fields: list[tuple[int, str, str, int, str]] = []
+            fields: list[tuple[int, str, str, int, str, str, str]] = []
             reader.take("{")
             while reader.peek() != "}":
                 if reader.peek() == "oneof":
                     reader.take()
-                    reader.take()
+                    group = reader.take()
                     reader.take("{")
                     while reader.peek() != "}":
-                        read_field(fields, 1)  # oneof members have explicit presence
+                        read_field(fields, 1, group)  # oneof members have explicit presence
                     reader.take("}")
                 elif reader.peek() in ("option", "reserved"):
                     reader.skip_statement()
@@ -222,17 +222,19 @@ def render() -> str:
         '"""The protobuf schema of A2A v1.0 as data: generated, do not edit.',
         "",
         "Written by ``packages/a2a-core/proto/generate.py`` from ``a2a.proto`` and",
-        "``wellknown.proto`` beside it. A field is ``(number, json_name, kind, label, ref)``:",
+        "``wellknown.proto`` beside it. A field is ``(number, json_name, kind, label, ref, name,",
+        "oneof)``:",
         "``kind`` is a scalar (``string``, ``bytes``, ``bool``, ``int32``, ``int64``,",
         "``double``), ``enum``, ``message``, or a well-known message read as JSON (``struct``,",
         "``value``, ``timestamp``); ``label`` is 0 (singular), 1 (explicit presence: ``optional``",
         "or a oneof member), 2 (repeated) or 3 (``map<string, kind>``); ``ref`` names the enum",
-        "or message. An enum is its value names in number order.",
+        'or message; ``name`` is the proto field name, ``oneof`` its oneof group (``""``: none).',
+        "An enum is its value names in number order.",
         '"""',
         "",
         "from typing import Final",
         "",
-        "Field = tuple[int, str, str, int, str]",
+        "Field = tuple[int, str, str, int, str, str, str]",
         "",
         f"PACKAGE: Final = {_py(package)}",
         "",

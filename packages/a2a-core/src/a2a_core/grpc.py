@@ -12,10 +12,13 @@ and another transport (an HTTP/2 server, gRPC-Web) can too. See ``docs/grpc.md``
   `parse_status_details`: an error as the call's status with its ``google.rpc.Status``
   (``ErrorInfo``, ``BadRequest``), and back;
 - `message_frame`, `trailers_frame`, `Deframer`: a stream's length-prefixed messages and
-  its final status, as the core's streams carry them.
+  its final status, as the core's streams carry them;
+- `schema`: the table generated from ``a2a.proto`` (messages, enums, RPCs) that the codec
+  and the adapter's reflection read.
 """
 
 from a2a_core._protocol.codec import DecodeError
+from a2a_core._protocol.grpc import _schema as schema
 from a2a_core._protocol.grpc.binding import (
     CODE_NAMES,
     CODES,
@@ -56,6 +59,7 @@ __all__ = [
     "decode_message",
     "encode_message",
     "message_frame",
+    "schema",
     "parse_status_details",
     "status_from_trailers",
     "status_of",

@@ -54,6 +54,8 @@ class GrpcServer:
         keepalive: Seconds between HTTP/2 PINGs on an idle connection.
         health: Serve ``grpc.health.v1.Health`` (needs the ``a2aserve-grpc[health]``
             extra): SERVING while the server runs, NOT_SERVING from its shutdown.
+        reflection: Serve ``grpc.reflection.v1alpha`` for the A2A service (needs the
+            ``a2aserve-grpc[reflection]`` extra), for grpcurl and similar tools.
         options: Further channel arguments for ``grpc.aio.server``.
     """
 
@@ -67,6 +69,7 @@ class GrpcServer:
         credentials: grpc.ServerCredentials | None = None,
         keepalive: float = DEFAULT_KEEPALIVE_SECONDS,
         health: bool = False,
+        reflection: bool = False,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self.server = server
@@ -76,6 +79,7 @@ class GrpcServer:
         self.credentials = credentials
         self.keepalive = keepalive
         self.health = health
+        self.reflection = reflection
         self.options = tuple(options)
         self._grpc: aio.Server | None = None
         self._own_server = False
@@ -113,6 +117,10 @@ class GrpcServer:
         grpc_server.add_generic_rpc_handlers((_A2AHandler(self.server),))
         if self.health:
             self._health = _add_health(grpc_server)
+        if self.reflection:
+            from a2a_grpc._reflection import add_reflection
+
+            add_reflection(grpc_server)
         target = f"{'[' + self.host + ']' if ':' in self.host else self.host}:{self.port}"
         if self.credentials is not None:
             bound = grpc_server.add_secure_port(target, self.credentials)

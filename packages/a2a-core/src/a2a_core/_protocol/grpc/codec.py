@@ -106,7 +106,8 @@ def _compile_encoders() -> dict[str, dict[str, _FieldEncoder]]:
     encoders: dict[str, dict[str, _FieldEncoder]] = {}
     for name, fields in MESSAGES.items():
         encoders[name] = {
-            json: _field_encoder(num, kind, label, ref) for num, json, kind, label, ref in fields
+            json: _field_encoder(num, kind, label, ref)
+            for num, json, kind, label, ref, *_ in fields
         }
     return encoders
 
@@ -294,7 +295,8 @@ class _MalformedError(Exception):
 _DecField = tuple[str, str, int, str, int]
 _DECODERS: Final[dict[str, dict[int, _DecField]]] = {
     name: {
-        num: (json, kind, label, ref, _WIRE_TYPES[kind]) for num, json, kind, label, ref in fields
+        num: (json, kind, label, ref, _WIRE_TYPES[kind])
+        for num, json, kind, label, ref, *_ in fields
     }
     for name, fields in MESSAGES.items()
 }
@@ -571,7 +573,7 @@ def _required_defaults(type_: type) -> tuple[tuple[str, Any], ...]:
     """The required fields of ``type_`` that proto3 leaves out at their default, with that
     default: filled in before validation, so that ``""`` fails as it does in JSON, and an
     empty required list is read as empty, not missing."""
-    kinds = {json: (kind, label, ref) for _, json, kind, label, ref in MESSAGES[type_.__name__]}
+    kinds = {f[1]: (f[2], f[3], f[4]) for f in MESSAGES[type_.__name__]}
     pairs: list[tuple[str, Any]] = []
     for field in msgspec.structs.fields(type_):
         if field.required and field.encode_name in kinds:
