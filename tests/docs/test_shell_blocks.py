@@ -73,6 +73,19 @@ def _multi_turn_example(block: Block, port: int, scratch: Path) -> tuple[list[st
     return [sys.executable, "examples/multi_turn.py", "--port", str(port)], ROOT
 
 
+def _streaming_with_grpc(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
+    assert "uv run python examples/streaming.py --port 8000 --grpc-port 50051" in block.code
+    grpc_port = str(_free_port())
+    return [sys.executable, "examples/streaming.py", "--port", str(port), "--grpc-port",
+            grpc_port], ROOT  # fmt: skip
+
+
+def _over_grpc(output: str, errors: str) -> None:
+    *words, status = output.splitlines()
+    assert "".join(words) == "hello there"
+    assert status.startswith("task ") and " completed (context " in status
+
+
 def _uvicorn(module: str) -> Callable[[Block, int, Path], tuple[list[str], Path]]:
     """The block's ``uvicorn MODULE:app --host 127.0.0.1 --port 8000`` line, as it says."""
 
@@ -201,6 +214,14 @@ SCENARIOS = {
         command=_multi_turn_example,
         card_path="/.well-known/agent-card.json",
         clients=(("a2aserve send http://127.0.0.1:8000 hi -o json", _cli_turns),),
+    ),
+    # gRPC beside HTTP, called by the command line over gRPC.
+    "grpc-streaming": Scenario(
+        page="docs/grpc.md",
+        server="uv run python examples/streaming.py --port 8000 --grpc-port",
+        command=_streaming_with_grpc,
+        card_path="/.well-known/agent-card.json",
+        clients=(("a2aserve send http://127.0.0.1:8000 \"hello there\"", _over_grpc),),
     ),
     # The same agent on the official SDK and on ours, driven by the SDK's client.
     "migrating-sdk": Scenario(
