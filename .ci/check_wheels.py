@@ -14,7 +14,9 @@ that environment, from a scratch folder:
   the card publishes gives a completed task whose artifact is the text sent, and the wheel's
   console script, ``a2aserve send``, gets the same reply;
 - the SQL package's migrations, which ship as data files, create a schema on SQLite
-  (``python -m a2a_sql upgrade``) that ``check_schema`` accepts.
+  (``python -m a2a_sql upgrade``) that ``check_schema`` accepts;
+- gRPC: an agent served by ``a2a_grpc.GrpcServer`` on 127.0.0.1 answers ``A2AClient`` over
+  gRPC (the core's generated schema table and the client's transport, as shipped).
 
 The uv command is ``$UV`` (default ``uv``). Stops every server it starts; exits 1 on the
 first failure.
@@ -209,6 +211,43 @@ def _check_migrations(python: Path, scratch: Path) -> None:
     subprocess.run([str(python), "-c", script, url], cwd=scratch, check=True, env=_env())
 
 
+_GRPC_SCRIPT = """
+import asyncio
+
+from a2a_core.client import A2AClient, Endpoint
+from a2a_core.server import A2AServer
+from a2a_core.types import AgentCapabilities, AgentCard
+from a2a_grpc import GrpcServer
+
+
+async def echo(ctx):
+    return ctx.text
+
+
+async def main():
+    card = AgentCard(name="Echo", description="Echoes.", supported_interfaces=[],
+                     version="1.0.0", capabilities=AgentCapabilities(streaming=True),
+                     default_input_modes=["text/plain"], default_output_modes=["text/plain"],
+                     skills=[])
+    server = A2AServer(echo, card=card, base_url="http://127.0.0.1")
+    async with GrpcServer(server) as grpc_server:
+        async with A2AClient(Endpoint(grpc_server.address, "grpc", "1.0")) as client:
+            task = await client.send("hi over grpc")
+            events = [r async for r in client.stream("streamed")]
+    assert task.artifacts[0].parts[0].text == "hi over grpc", task
+    assert events[-1].last, events
+    print(f"a2a_grpc: SendMessage and a stream over gRPC at {grpc_server.address}")
+
+
+asyncio.run(main())
+"""
+
+
+def _check_grpc(python: Path, scratch: Path) -> None:
+    subprocess.run([str(python), "-c", _GRPC_SCRIPT], cwd=scratch, check=True, env=_env(),
+                   timeout=60)  # fmt: skip
+
+
 def main() -> int:
     dist = Path(sys.argv[1] if len(sys.argv) > 1 else "dist").resolve()
     uv = shlex.split(os.environ.get("UV", "uv"))
@@ -221,6 +260,7 @@ def main() -> int:
         for app in QUICK_STARTS:
             _serve_and_talk(python, scratch, app)
         _check_migrations(python, scratch)
+        _check_grpc(python, scratch)
     return 0
 
 

@@ -251,6 +251,7 @@ def _grpc_server(server: A2AServer, args: argparse.Namespace) -> Any:
         host=args.host,
         port=args.grpc_port,
         public_address=f"{public_host}:{args.grpc_port}",
+        base_url=public_url(args),
     )
 
 

@@ -221,7 +221,7 @@ SCENARIOS = {
         server="uv run python examples/streaming.py --port 8000 --grpc-port",
         command=_streaming_with_grpc,
         card_path="/.well-known/agent-card.json",
-        clients=(("a2aserve send http://127.0.0.1:8000 \"hello there\"", _over_grpc),),
+        clients=(('a2aserve send http://127.0.0.1:8000 "hello there"', _over_grpc),),
     ),
     # The same agent on the official SDK and on ours, driven by the SDK's client.
     "migrating-sdk": Scenario(

@@ -368,3 +368,28 @@ async def test_health_follows_the_server(served: Served) -> None:
         health = health_pb2_grpc.HealthStub(channel)
         reply = await health.Check(health_pb2.HealthCheckRequest())
         assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_the_extended_card_over_grpc_lists_every_interface() -> None:
+    """A server whose HTTP adapter gives the base URL per request has none of its own: the
+    gRPC server's ``base_url`` is where the extended card's HTTP interfaces are."""
+    from a2a_core.protocol import ProtocolOptions
+
+    agent = Agent()
+    card = make_card(capabilities=AgentCapabilities(extended_agent_card=True))
+    server = A2AServer(
+        agent,
+        card=card,
+        extended_card=make_card(name="Extended"),
+        protocol=ProtocolOptions(extended_card_for_anonymous=True),
+    )
+    async with (
+        server,
+        GrpcServer(server, base_url="http://agent.example") as grpc_server,
+        A2AClient(Endpoint(grpc_server.address, "grpc", "1.0")) as client,
+    ):
+        extended = await client.get_extended_card()
+    listed = [(i.protocol_binding, i.url) for i in extended.supported_interfaces]
+    assert extended.name == "Extended"
+    assert ("JSONRPC", "http://agent.example/") in listed
+    assert listed[-1] == ("GRPC", grpc_server.address)

@@ -50,6 +50,9 @@ class GrpcServer:
         host: The address to listen on.
         port: The port (``0``: any free one).
         public_address: ``host:port`` to publish in the card (default: the bound one).
+        base_url: The public URL of the HTTP interfaces, for what a gRPC reply lists of
+            them (the extended card's interfaces): needed when ``server`` has no
+            ``base_url`` of its own because its HTTP adapter takes it from each request.
         credentials: ``grpc.ssl_server_credentials(...)`` for TLS (``None``: plaintext).
         keepalive: Seconds between HTTP/2 PINGs on an idle connection.
         health: Serve ``grpc.health.v1.Health`` (needs the ``a2aserve-grpc[health]``
@@ -66,6 +69,7 @@ class GrpcServer:
         host: str = "127.0.0.1",
         port: int = 0,
         public_address: str | None = None,
+        base_url: str | None = None,
         credentials: grpc.ServerCredentials | None = None,
         keepalive: float = DEFAULT_KEEPALIVE_SECONDS,
         health: bool = False,
@@ -76,6 +80,7 @@ class GrpcServer:
         self.host = host
         self.port = port
         self.public_address = public_address
+        self.base_url = base_url
         self.credentials = credentials
         self.keepalive = keepalive
         self.health = health
@@ -114,7 +119,7 @@ class GrpcServer:
             *self.options,
         ]
         grpc_server = aio.server(options=options)
-        grpc_server.add_generic_rpc_handlers((_A2AHandler(self.server),))
+        grpc_server.add_generic_rpc_handlers((_A2AHandler(self.server, self.base_url),))
         if self.health:
             self._health = _add_health(grpc_server)
         if self.reflection:
@@ -193,8 +198,9 @@ class _A2AHandler(grpc.GenericRpcHandler):
     """Every RPC of the core's method table, as a raw-bytes handler; ``None`` (gRPC's own
     UNIMPLEMENTED) for any other method."""
 
-    def __init__(self, server: A2AServer) -> None:
+    def __init__(self, server: A2AServer, base_url: str | None) -> None:
         self.server = server
+        self.base_url = base_url
         self._handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
         for path, method in binding.METHODS.items():
             if method.streaming:
@@ -210,10 +216,10 @@ class _A2AHandler(grpc.GenericRpcHandler):
     def _unary(
         self, path: str
     ) -> Callable[[bytes, aio.ServicerContext[Any, Any]], Awaitable[bytes]]:
-        server = self.server
+        server, base_url = self.server, self.base_url
 
         async def unary(message: bytes, context: aio.ServicerContext[Any, Any]) -> bytes:
-            response = await server.handle(_request(path, message, context))
+            response = await server.handle(_request(path, message, context, base_url))
             if isinstance(response, SseResponse):  # pragma: no cover - the table says unary
                 await response.aclose()
                 await context.abort(grpc.StatusCode.INTERNAL, "Internal error")
@@ -229,12 +235,12 @@ class _A2AHandler(grpc.GenericRpcHandler):
     def _streaming(
         self, path: str
     ) -> Callable[[bytes, aio.ServicerContext[Any, Any]], AsyncIterator[bytes]]:
-        server = self.server
+        server, base_url = self.server, self.base_url
 
         async def streaming(
             message: bytes, context: aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[bytes]:
-            response = await server.handle(_request(path, message, context))
+            response = await server.handle(_request(path, message, context, base_url))
             await _send_headers(context, response.headers)
             if isinstance(response, HttpResponse):
                 # Refused before the stream began: only a status.
@@ -267,7 +273,9 @@ def _peer_address(peer: str) -> str | None:
     return None
 
 
-def _request(path: str, message: bytes, context: aio.ServicerContext[Any, Any]) -> HttpRequest:
+def _request(
+    path: str, message: bytes, context: aio.ServicerContext[Any, Any], base_url: str | None
+) -> HttpRequest:
     pairs: list[tuple[str, str]] = list(_GRPC_CONTENT_TYPE)
     for key, value in context.invocation_metadata() or ():
         if isinstance(value, bytes):  # a -bin key: base64, as on the wire
@@ -278,6 +286,7 @@ def _request(path: str, message: bytes, context: aio.ServicerContext[Any, Any]) 
         path,
         headers=Headers(pairs),
         body=message,
+        base_url=base_url,
         peer=_peer_address(context.peer()),
         peer_certificate=_peer_certificate(context),
     )
