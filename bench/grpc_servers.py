@@ -37,9 +37,23 @@ one client, SendStreamingMessage of ``--chunks`` chunks, one stream after the ot
 ``--duration`` seconds per server in ``--rounds`` rounds that rotate through the servers
 (``--warmup`` seconds first, in the first round); the table gives the median round:
 calls/s (events/s), p50/p99 of a call (of a whole stream), the **server's CPU time per
-call** (per event: user + system time of its process, from ``/proc``, all its threads), the
-driver's CPU use over the round (near 100 %: the driver, not the server, is the limit), and
-each row's rate divided by every other's.
+call** (per event: user + system time of its process, from ``/proc``, all its threads) and
+the part of it in the main thread (the event loop: handlers, our code, grpc.aio's Cython; the
+rest is grpc's C-core poller and event-engine threads), the driver's CPU use over the round
+(near 100 %: the driver, not the server, is the limit), and each row's rate divided by every
+other's.
+
+**What-if servers** (not in a default run; ``--servers ours,ours-no-md,ours-handle,bare,
+bare-md``), to tell gRPC's own cost per call from ours:
+
+- ``bare-md``: ``bare`` that also sends ``a2a-version`` with ``send_initial_metadata``, as
+  our adapter does (in grpc.aio that is one more batch per call; left alone, the initial
+  metadata goes out with the reply in one batch);
+- ``ours-no-md``: ``ours`` with the adapter's ``_send_headers`` and ``_peer_certificate``
+  patched out in its process (no initial metadata of its own, no ``auth_context()`` lookup):
+  what those two cost. Not conformant (the reply lacks ``a2a-version``);
+- ``ours-handle``: ``A2AServer.handle`` behind the smallest generic handler (fixed headers,
+  SendMessage only): the floor of any adapter over our server.
 
 ``--py-spy OUT`` (one server only) samples the server process with py-spy
 (``py-spy record -r 500 -f raw``, from the bench group) over the measured rounds and
@@ -77,12 +91,24 @@ HOST: Final = "127.0.0.1"
 SERVER_CPU, DRIVER_CPU = 0, 1
 TEXT: Final = "hello"
 V1: Final = (("a2a-version", "1.0"),)
-KINDS: Final = ("ours", "sdk", "bare")
+#: The servers of a default run.
+DEFAULT_KINDS: Final = ("ours", "sdk", "bare")
+#: What-if servers for the profile (`--servers`): not in a default run.
+WHAT_IF_KINDS: Final = ("bare-md", "ours-no-md", "ours-handle")
+KINDS: Final = DEFAULT_KINDS + WHAT_IF_KINDS
+#: Servers that answer SendMessage only (left out of the stream scenario).
+SEND_ONLY: Final = frozenset({"ours-handle"})
 LABELS: Final = {
     "ours": "`A2AServer` + `a2a_grpc.GrpcServer` (our codec, generic raw-bytes handlers)",
     "sdk": "a2a-sdk `GrpcHandler` + `DefaultRequestHandler` + `InMemoryTaskStore` on "
     "`grpc.aio.server()`",
     "bare": "grpc.aio generic handler: request parsed by upb, pre-encoded replies",
+    "bare-md": "`bare` + `send_initial_metadata(a2a-version)` per call, as our adapter sends it",
+    "ours-no-md": "what-if: `ours` with the adapter's `_send_headers` and `_peer_certificate` "
+    "patched out (no initial metadata of its own, no auth-context lookup; not conformant: the "
+    "reply lacks `a2a-version`)",
+    "ours-handle": "what-if: `A2AServer.handle` behind a minimal generic handler (fixed "
+    "headers, no metadata, no peer; SendMessage only)",
 }
 
 
@@ -193,7 +219,7 @@ def bare_stream(count: int) -> Iterator[bytes]:
     ).SerializeToString()
 
 
-async def serve_bare(port: int) -> None:
+async def serve_bare(port: int, *, initial_metadata: bool = False) -> None:
     import grpc
     from a2a.types import a2a_pb2 as pb
 
@@ -202,10 +228,14 @@ async def serve_bare(port: int) -> None:
 
     async def send(request: bytes, context: Any) -> bytes:
         pb.SendMessageRequest.FromString(request)
+        if initial_metadata:
+            await context.send_initial_metadata(V1)
         return reply
 
     async def stream(request: bytes, context: Any) -> AsyncIterator[bytes]:
         message = pb.SendMessageRequest.FromString(request).message
+        if initial_metadata:
+            await context.send_initial_metadata(V1)
         count = int(message.parts[0].text.partition(" ")[2] or 1)
         for event in bare_stream(count):
             yield event
@@ -230,10 +260,69 @@ async def serve_bare(port: int) -> None:
         await server.stop(None)
 
 
+async def serve_bare_md(port: int) -> None:
+    await serve_bare(port, initial_metadata=True)
+
+
+async def serve_ours_no_md(port: int) -> None:
+    """``ours`` with two costs of the adapter patched out, in this process only: the initial
+    metadata it sends on its own (one more gRPC batch per call) and the TLS certificate
+    lookup (``auth_context()``) on a plaintext server."""
+    import a2a_grpc._server as adapter
+
+    async def no_headers(context: Any, headers: Any) -> None:
+        return None
+
+    adapter._send_headers = no_headers
+    adapter._peer_certificate = lambda context: None
+    await serve_ours(port)
+
+
+async def serve_ours_handle(port: int) -> None:
+    """`A2AServer.handle` behind the smallest generic handler: the request's bytes with fixed
+    headers in, the reply's body out (SendMessage only): the adapter's floor."""
+    import grpc
+    import servers
+    from a2a.types import a2a_pb2 as pb
+
+    from a2a_core.http import Headers, HttpRequest
+
+    server = servers.our_server(f"http://{HOST}:{port}")
+    path = f"/{pb.DESCRIPTOR.services_by_name['A2AService'].full_name}/SendMessage"
+    pairs = [("content-type", "application/grpc"), *V1]
+
+    async def send(request: bytes, context: Any) -> bytes:
+        reply = await server.handle(
+            HttpRequest("POST", path, headers=Headers(pairs), body=request, peer=HOST)
+        )
+        body: bytes = reply.body
+        return body
+
+    handlers: dict[str, Any] = {path: grpc.unary_unary_rpc_method_handler(send)}
+
+    class Handle(grpc.GenericRpcHandler):
+        def service(self, handler_call_details: Any) -> Any:
+            return handlers.get(handler_call_details.method)
+
+    grpc_server = grpc.aio.server()
+    grpc_server.add_generic_rpc_handlers((Handle(),))
+    if not grpc_server.add_insecure_port(f"{HOST}:{port}"):
+        raise OSError(f"cannot listen on {HOST}:{port}")
+    async with server:
+        await grpc_server.start()
+        try:
+            await _until_signalled()
+        finally:
+            await grpc_server.stop(None)
+
+
 SERVE: Final[dict[str, Callable[[int], Any]]] = {
     "ours": serve_ours,
     "sdk": serve_sdk,
     "bare": serve_bare,
+    "bare-md": serve_bare_md,
+    "ours-no-md": serve_ours_no_md,
+    "ours-handle": serve_ours_handle,
 }
 
 
@@ -256,11 +345,10 @@ class ServerProcess:
     def output(self) -> str:
         return Path(self.log).read_text(errors="replace")[-3000:]
 
-    def cpu_seconds(self) -> float:
-        """User + system CPU time of the process so far (all its threads)."""
-        with open(f"/proc/{self.pid}/stat") as f:
-            fields = f.read().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    def cpu_seconds(self) -> tuple[float, float]:
+        """User + system CPU time so far: of the process (all its threads), and of its main
+        thread (the event loop; the others are grpc's poller and event-engine threads)."""
+        return _cpu_of(f"/proc/{self.pid}/stat"), _cpu_of(f"/proc/{self.pid}/task/{self.pid}/stat")
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -272,6 +360,12 @@ class ServerProcess:
                 self.process.wait()
         with contextlib.suppress(OSError):
             os.unlink(self.log)
+
+
+def _cpu_of(stat: str) -> float:
+    with open(stat) as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # --- the driver ----------------------------------------------------------------------------
@@ -343,6 +437,8 @@ class Driver:
         )
         if not ok:
             raise RuntimeError(f"{self.key}: unexpected SendMessage reply: {reply}")
+        if self.key in SEND_ONLY:
+            return
         events = [
             e async for e in self.stub.SendStreamingMessage(send_request("stream 3"), metadata=V1)
         ]
@@ -396,6 +492,7 @@ class Sample:
     seconds: float = 0.0
     driver_cpu: float = 0.0
     server_cpu: float = 0.0
+    server_main_cpu: float = 0.0
     latencies_ms: list[float] = field(default_factory=list)
 
     @property
@@ -407,6 +504,11 @@ class Sample:
     def server_cpu_us(self) -> float:
         done = self.events if self.events else self.calls
         return self.server_cpu / done * 1e6 if done else 0.0
+
+    @property
+    def server_main_cpu_us(self) -> float:
+        done = self.events if self.events else self.calls
+        return self.server_main_cpu / done * 1e6 if done else 0.0
 
 
 async def drive(driver: Driver, scenario: Scenario, callers: int, seconds: float) -> Sample:
@@ -441,7 +543,9 @@ async def drive(driver: Driver, scenario: Scenario, callers: int, seconds: float
                 group.create_task(caller())
     sample.seconds = clock() - started
     sample.driver_cpu = time.process_time() - driver_cpu
-    sample.server_cpu = driver.server.cpu_seconds() - server_cpu
+    after = driver.server.cpu_seconds()
+    sample.server_cpu = after[0] - server_cpu[0]
+    sample.server_main_cpu = after[1] - server_cpu[1]
     return sample
 
 
@@ -456,6 +560,7 @@ class Row:
     p50_ms: float | None
     p99_ms: float | None
     server_cpu_us: float
+    server_main_cpu_us: float
     driver_cpu_pct: float
     calls: int
     errors: int
@@ -466,7 +571,7 @@ def combine(scenario: Scenario, server: str, callers: int, samples: list[Sample]
     done = [s for s in samples if s.calls]
     errors = sum(s.errors for s in samples)
     if not done:
-        return Row(scenario.key, server, callers, 0.0, None, None, 0.0, 0.0, 0, errors, [])
+        return Row(scenario.key, server, callers, 0.0, None, None, 0.0, 0.0, 0.0, 0, errors, [])
     rates = [s.rate for s in done]
     median = sorted(done, key=lambda s: s.rate)[(len(done) - 1) // 2]
     return Row(
@@ -481,6 +586,7 @@ def combine(scenario: Scenario, server: str, callers: int, samples: list[Sample]
             bench_run._percentile(sorted(s.latencies_ms), 99) or 0.0 for s in done
         ),
         server_cpu_us=statistics.median(s.server_cpu_us for s in done),
+        server_main_cpu_us=statistics.median(s.server_main_cpu_us for s in done),
         driver_cpu_pct=median.driver_cpu / median.seconds * 100 if median.seconds else 0.0,
         calls=sum(s.calls for s in done),
         errors=errors,
@@ -529,21 +635,23 @@ async def measure(servers: list[ServerProcess], args: argparse.Namespace, run: R
         for scenario in [s for s in SCENARIOS if s.key in args.scenario_keys]:
             callers = args.concurrency if scenario.key == "send-n" else 1
             print(f"== {scenario.key} ({callers} caller(s))", flush=True)
-            samples: dict[str, list[Sample]] = {d.key: [] for d in drivers}
+            cell = [d for d in drivers if not (scenario.streaming and d.key in SEND_ONLY)]
+            samples: dict[str, list[Sample]] = {d.key: [] for d in cell}
             for index in range(rounds):
-                shift = index % len(drivers)
-                for driver in drivers[shift:] + drivers[:shift]:
+                shift = index % len(cell)
+                for driver in cell[shift:] + cell[:shift]:
                     if index == 0 and args.warmup:
                         await drive(driver, scenario, callers, args.warmup)
                     samples[driver.key].append(await drive(driver, scenario, callers, per_round))
-            for driver in drivers:
+            for driver in cell:
                 row = combine(scenario, driver.key, callers, samples[driver.key])
                 run.rows.append(row)
                 print(
                     f"   {driver.key:5} {bench_run._fmt_rate(row.rate):>8} {scenario.unit:8} "
                     f"p50 {bench_run._fmt_ms(row.p50_ms):>6} ms  "
                     f"p99 {bench_run._fmt_ms(row.p99_ms):>6} ms  "
-                    f"server CPU {row.server_cpu_us:7.1f} µs  driver {row.driver_cpu_pct:3.0f} %"
+                    f"server CPU {row.server_cpu_us:7.1f} µs "
+                    f"(main {row.server_main_cpu_us:7.1f})  driver {row.driver_cpu_pct:3.0f} %"
                     f"  rounds {', '.join(bench_run._fmt_rate(r) for r in row.round_rates)}"
                     f"{'  errors ' + str(row.errors) if row.errors else ''}",
                     flush=True,
@@ -573,7 +681,14 @@ def table(run: Run, scenario: Scenario, markdown: bool) -> list[str]:
     keys = [r.server for r in rows]
     per = "µs/event" if scenario.streaming else "µs/call"
     lat = "stream p50 / p99 ms" if scenario.streaming else "p50 / p99 ms"
-    header = ["server", scenario.unit, lat, f"server CPU {per}", "driver CPU"]
+    header = [
+        "server",
+        scenario.unit,
+        lat,
+        f"server CPU {per}",
+        "of which main thread",
+        "driver CPU",
+    ]
     header += [f"÷{k}" for k in keys]
     body = []
     by_key = {r.server: r for r in rows}
@@ -584,6 +699,7 @@ def table(run: Run, scenario: Scenario, markdown: bool) -> list[str]:
             rate,
             f"{bench_run._fmt_ms(row.p50_ms)} / {bench_run._fmt_ms(row.p99_ms)}",
             _cpu(row.server_cpu_us),
+            _cpu(row.server_main_cpu_us),
             f"{row.driver_cpu_pct:.0f} %",
         ]
         cells += [
@@ -683,7 +799,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=1, help="seconds before the first round")
     parser.add_argument("--concurrency", type=int, default=16, help="callers of send-n")
     parser.add_argument("--chunks", type=int, default=1000, help="chunks per stream")
-    parser.add_argument("--servers", default=",".join(KINDS), help="ours,sdk,bare")
+    parser.add_argument("--servers", default=",".join(DEFAULT_KINDS), help=f"of {','.join(KINDS)}")
     parser.add_argument(
         "--scenarios", default=",".join(s.key for s in SCENARIOS), help="send-1,send-n,stream"
     )
