@@ -56,8 +56,8 @@ bare-md``), to tell gRPC's own cost per call from ours:
   SendMessage only): the floor of any adapter over our server.
 
 ``--py-spy OUT`` (one server only) samples the server process with py-spy
-(``py-spy record -r 500 -f raw``, from the bench group) over the measured rounds and
-writes the collapsed stacks to OUT.
+(``py-spy record -r 500 -f raw --threads --nonblocking``, from the bench group) over the
+measured rounds and writes the collapsed stacks to OUT, each rooted at its thread.
 """
 
 from __future__ import annotations
@@ -623,6 +623,10 @@ async def measure(servers: list[ServerProcess], args: argparse.Namespace, run: R
                     "500",
                     "-f",
                     "raw",
+                    # One stack root per thread (the event loop apart from grpc's), and no
+                    # pausing of the server to sample (which halves its rate).
+                    "--threads",
+                    "--nonblocking",
                     "-o",
                     str(args.py_spy),
                     "--pid",
