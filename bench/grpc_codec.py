@@ -11,14 +11,15 @@ on the other side. Two ways to get there, timed here on the same values:
   bytes builds the ProtoJSON tree, ``msgspec.convert`` builds and validates the Struct);
 - ``upb+conv``: the official SDK's generated classes (``a2a.types.a2a_pb2``, protobuf's upb
   backend, in C) and a hand-written conversion, field by field, between those messages and
-  our Structs, the pattern of a2a-go (``a2apb/pbconv``): encode builds the ``a2a_pb2``
-  message from the Struct (constructors with keyword arguments; ``metadata`` as a dict, which
-  the protobuf runtime turns into a ``google.protobuf.Struct``; ``Part.data`` into a
-  ``Value``; timestamps as seconds and nanos) and serializes it; decode parses with upb and
-  builds the Struct with its constructors (its ``__post_init__``: the oneofs, a role that is
-  not unspecified, timestamps in UTC), plus the checks that ``msgspec.convert`` makes and a
-  constructor does not (non-empty ids, at least one part, known enum numbers, timestamps in
-  range), so that it accepts and refuses what ours does;
+  our Structs, the pattern of a2a-go (``a2apb/pbconv``): encode fills the ``a2a_pb2``
+  message from the Struct in place (sub-messages through their parent, repeated ones with
+  ``add()``, only fields that differ from their default; ``metadata`` through the protobuf
+  runtime's ``Struct.update``; ``Part.data`` into a ``Value``; timestamps as seconds and
+  nanos: twice as fast as constructors with keyword arguments) and serializes it; decode
+  parses with upb and builds the Struct with its constructors (its ``__post_init__``: the
+  oneofs, a role that is not unspecified, timestamps in UTC), plus the checks that
+  ``msgspec.convert`` makes and a constructor does not (non-empty ids, at least one part,
+  known enum numbers, timestamps in range), so that it accepts and refuses what ours does;
 - ``upb+convert`` (decode only): upb, then the message into a ProtoJSON tree field by field,
   then ``msgspec.convert``: the same validation as ours by construction;
 - ``upb``: ``FromString`` / ``SerializeToString`` alone, no conversion: the floor of
@@ -267,9 +268,15 @@ _ROLE_FROM_PB: Final = {number: role for role, number in _ROLE_TO_PB.items()}
 _STATE_FROM_PB: Final = {number: state for state, number in _STATE_TO_PB.items()}
 
 
-def value_to_pb(value: Any) -> struct_pb2.Value:
-    """A JSON value as a ``google.protobuf.Value``."""
-    out = struct_pb2.Value()
+# Each ``fill_*`` writes a Struct into an a2a_pb2 message in place: the message a parent hands
+# out (``out.status``, ``out.parts.add()``), so that no sub-message is built and then copied
+# (upb copies a message given to a constructor or appended), and only fields that differ from
+# their default are set. That is twice as fast as building each message from keyword
+# arguments, and the fastest form of the conversion found.
+
+
+def fill_value(out: struct_pb2.Value, value: Any) -> None:
+    """A JSON value into a ``google.protobuf.Value``."""
     if value is None:
         out.null_value = struct_pb2.NULL_VALUE
     elif value is True or value is False:
@@ -279,128 +286,151 @@ def value_to_pb(value: Any) -> struct_pb2.Value:
     elif isinstance(value, str):
         out.string_value = value
     elif isinstance(value, dict):
-        out.struct_value.update(value)
+        out.struct_value.update(value)  # the protobuf runtime's own dict -> Struct
     elif isinstance(value, (list, tuple)):
         out.list_value.extend(value)
     else:
         raise TypeError(f"not a JSON value: {type(value).__name__}")
-    return out
 
 
-def timestamp_to_pb(value: dt.datetime) -> timestamp_pb2.Timestamp:
+def fill_timestamp(out: timestamp_pb2.Timestamp, value: dt.datetime) -> None:
     delta = value - _EPOCH
-    return timestamp_pb2.Timestamp(
-        seconds=delta.days * 86400 + delta.seconds, nanos=delta.microseconds * 1000
-    )
+    out.seconds = delta.days * 86400 + delta.seconds
+    out.nanos = delta.microseconds * 1000
 
 
-def part_to_pb(part: Part) -> pb.Part:
+def fill_part(out: pb.Part, part: Part) -> None:
     if part.text is not UNSET:
-        out = pb.Part(text=part.text)
+        out.text = part.text
     elif part.raw is not UNSET:
-        out = pb.Part(raw=part.raw)
+        out.raw = part.raw
     elif part.url is not UNSET:
-        out = pb.Part(url=part.url)
+        out.url = part.url
     else:
-        out = pb.Part(data=value_to_pb(part.data))
+        fill_value(out.data, part.data)
     if part.metadata:
         out.metadata.update(part.metadata)
     if part.filename:
         out.filename = part.filename
     if part.media_type:
         out.media_type = part.media_type
-    return out
+
+
+def fill_message(out: pb.Message, message: Message) -> None:
+    out.message_id = message.message_id
+    if message.context_id:
+        out.context_id = message.context_id
+    if message.task_id:
+        out.task_id = message.task_id
+    out.role = _ROLE_TO_PB[message.role]
+    parts = out.parts
+    for part in message.parts:
+        fill_part(parts.add(), part)
+    if message.metadata:
+        out.metadata.update(message.metadata)
+    if message.extensions:
+        out.extensions.extend(message.extensions)
+    if message.reference_task_ids:
+        out.reference_task_ids.extend(message.reference_task_ids)
+
+
+def fill_status(out: pb.TaskStatus, status: TaskStatus) -> None:
+    out.state = _STATE_TO_PB[status.state]
+    if status.message is not None:
+        fill_message(out.message, status.message)
+    if status.timestamp is not None:
+        fill_timestamp(out.timestamp, status.timestamp)
+
+
+def fill_artifact(out: pb.Artifact, artifact: Artifact) -> None:
+    out.artifact_id = artifact.artifact_id
+    if artifact.name:
+        out.name = artifact.name
+    if artifact.description:
+        out.description = artifact.description
+    parts = out.parts
+    for part in artifact.parts:
+        fill_part(parts.add(), part)
+    if artifact.metadata:
+        out.metadata.update(artifact.metadata)
+    if artifact.extensions:
+        out.extensions.extend(artifact.extensions)
+
+
+def fill_task(out: pb.Task, task: Task) -> None:
+    out.id = task.id
+    if task.context_id:
+        out.context_id = task.context_id
+    fill_status(out.status, task.status)
+    artifacts = out.artifacts
+    for artifact in task.artifacts:
+        fill_artifact(artifacts.add(), artifact)
+    history = out.history
+    for message in task.history:
+        fill_message(history.add(), message)
+    if task.metadata:
+        out.metadata.update(task.metadata)
 
 
 def message_to_pb(message: Message) -> pb.Message:
-    return pb.Message(
-        message_id=message.message_id,
-        context_id=message.context_id,
-        task_id=message.task_id,
-        role=_ROLE_TO_PB[message.role],
-        parts=[part_to_pb(p) for p in message.parts],
-        metadata=message.metadata or None,
-        extensions=message.extensions,
-        reference_task_ids=message.reference_task_ids,
-    )
-
-
-def status_to_pb(status: TaskStatus) -> pb.TaskStatus:
-    return pb.TaskStatus(
-        state=_STATE_TO_PB[status.state],
-        message=None if status.message is None else message_to_pb(status.message),
-        timestamp=None if status.timestamp is None else timestamp_to_pb(status.timestamp),
-    )
-
-
-def artifact_to_pb(artifact: Artifact) -> pb.Artifact:
-    return pb.Artifact(
-        artifact_id=artifact.artifact_id,
-        name=artifact.name,
-        description=artifact.description,
-        parts=[part_to_pb(p) for p in artifact.parts],
-        metadata=artifact.metadata or None,
-        extensions=artifact.extensions,
-    )
+    out = pb.Message()
+    fill_message(out, message)
+    return out
 
 
 def task_to_pb(task: Task) -> pb.Task:
-    return pb.Task(
-        id=task.id,
-        context_id=task.context_id,
-        status=status_to_pb(task.status),
-        artifacts=[artifact_to_pb(a) for a in task.artifacts],
-        history=[message_to_pb(m) for m in task.history],
-        metadata=task.metadata or None,
-    )
+    out = pb.Task()
+    fill_task(out, task)
+    return out
 
 
 def stream_response_to_pb(event: StreamResponse) -> pb.StreamResponse:
+    out = pb.StreamResponse()
     if event.artifact_update is not None:
-        a = event.artifact_update
-        return pb.StreamResponse(
-            artifact_update=pb.TaskArtifactUpdateEvent(
-                task_id=a.task_id,
-                context_id=a.context_id,
-                artifact=artifact_to_pb(a.artifact),
-                append=a.append,
-                last_chunk=a.last_chunk,
-                metadata=a.metadata or None,
-            )
-        )
-    if event.status_update is not None:
-        s = event.status_update
-        return pb.StreamResponse(
-            status_update=pb.TaskStatusUpdateEvent(
-                task_id=s.task_id,
-                context_id=s.context_id,
-                status=status_to_pb(s.status),
-                metadata=s.metadata or None,
-            )
-        )
-    if event.task is not None:
-        return pb.StreamResponse(task=task_to_pb(event.task))
-    assert event.message is not None
-    return pb.StreamResponse(message=message_to_pb(event.message))
+        a, update = event.artifact_update, out.artifact_update
+        update.task_id = a.task_id
+        update.context_id = a.context_id
+        fill_artifact(update.artifact, a.artifact)
+        if a.append:
+            update.append = True
+        if a.last_chunk:
+            update.last_chunk = True
+        if a.metadata:
+            update.metadata.update(a.metadata)
+    elif event.status_update is not None:
+        s, change = event.status_update, out.status_update
+        change.task_id = s.task_id
+        change.context_id = s.context_id
+        fill_status(change.status, s.status)
+        if s.metadata:
+            change.metadata.update(s.metadata)
+    elif event.task is not None:
+        fill_task(out.task, event.task)
+    else:
+        assert event.message is not None
+        fill_message(out.message, event.message)
+    return out
 
 
 def send_request_to_pb(request: SendMessageRequest) -> pb.SendMessageRequest:
-    configuration = None
+    out = pb.SendMessageRequest()
+    if request.tenant:
+        out.tenant = request.tenant
+    fill_message(out.message, request.message)
     if request.configuration is not None:
-        c = request.configuration
+        c, config = request.configuration, out.configuration
         if c.task_push_notification_config is not None:
             raise NotImplementedError("push configs: not in the measured values")
-        configuration = pb.SendMessageConfiguration(
-            accepted_output_modes=c.accepted_output_modes,
-            history_length=c.history_length,
-            return_immediately=c.return_immediately,
-        )
-    return pb.SendMessageRequest(
-        tenant=request.tenant,
-        message=message_to_pb(request.message),
-        configuration=configuration,
-        metadata=request.metadata or None,
-    )
+        config.SetInParent()  # present even when every field is at its default
+        if c.accepted_output_modes:
+            config.accepted_output_modes.extend(c.accepted_output_modes)
+        if c.history_length is not None:
+            config.history_length = c.history_length
+        if c.return_immediately:
+            config.return_immediately = True
+    if request.metadata:
+        out.metadata.update(request.metadata)
+    return out
 
 
 # --- upb + conversion: a2a_pb2 -> our Structs (constructors + msgspec.convert's checks) -------
