@@ -1,9 +1,10 @@
 """The whole server in process: blocking SendMessage through ``A2AServer.handle`` (L1 + L2).
 
     uv run python bench/handle.py [--requests 20000] [--warmup 2000] [--no-gc] [--uvloop]
-        [--observer none|noop|otel]
+        [--observer none|noop|otel] [--binding jsonrpc|grpc]
 
-No HTTP: each request is the ``HttpRequest`` an adapter would build, answered by the
+No HTTP: each request is the ``HttpRequest`` an adapter would build (``--binding grpc``: the
+one ``a2a_grpc`` builds for a gRPC SendMessage, the request message in protobuf), answered by the
 benchmarks' echo agent (``bench/servers.py``) with the default in-memory store and log, so
 the task is created, the agent runs in the background, the artifact and the completion are
 logged and stored, and the reply is encoded. Prints CPU microseconds per request and the
@@ -59,6 +60,30 @@ def request() -> HttpRequest:
     return HttpRequest(method="POST", path="/", query="", headers=Headers(RAW_HEADERS), body=BODY)
 
 
+def grpc_request_factory() -> Any:
+    """The ``HttpRequest`` of a gRPC SendMessage, as ``a2a_grpc`` builds it."""
+    from a2a_core.grpc import encode_message
+    from a2a_core.types import Message, Part, Role, SendMessageRequest
+
+    body = encode_message(
+        SendMessageRequest(
+            message=Message(message_id="m-1", role=Role.USER, parts=[Part(text="hello")])
+        )
+    )
+    pairs = [("content-type", "application/grpc"), ("a2a-version", "1.0")]
+
+    def grpc_request() -> HttpRequest:
+        return HttpRequest(
+            "POST",
+            "/lf.a2a.v1.A2AService/SendMessage",
+            headers=Headers(pairs),
+            body=body,
+            peer="127.0.0.1",
+        )
+
+    return grpc_request
+
+
 class GcTimer:
     """Time spent in collections, per generation (``gc.callbacks``)."""
 
@@ -79,20 +104,23 @@ class GcTimer:
         self.longest = max(self.longest, spent)
 
 
-async def measure(requests: int, warmup: int) -> None:
+async def measure(requests: int, warmup: int, binding: str = "jsonrpc") -> None:
     # The observer comes from A2A_BENCH_OBSERVER (`--observer` sets it; servers.py).
+    make_request = grpc_request_factory() if binding == "grpc" else request
     server = servers.our_server("http://127.0.0.1:8000")
     async with server:
         for _ in range(warmup):
-            response = await server.handle(request())
+            response = await server.handle(make_request())
         timer = GcTimer()
         gc.callbacks.append(timer)
         started = time.process_time()
         for _ in range(requests):
-            response = await server.handle(request())
+            response = await server.handle(make_request())
         spent = time.process_time() - started
         gc.callbacks.remove(timer)
     assert response.status == 200, response
+    if binding == "grpc":
+        assert dict(response.trailers).get("grpc-status") == "0", response
     print(f"{spent / requests * 1e6:.1f} µs CPU per request ({requests / spent:,.0f}/s)")
     if gc.isenabled():
         per_request = [s / requests * 1e6 for s in timer.seconds]
@@ -118,6 +146,12 @@ def main() -> None:
         default="none",
         help="observe the server: not at all, with a no-op observer, or with OpenTelemetry",
     )
+    parser.add_argument(
+        "--binding",
+        choices=("jsonrpc", "grpc"),
+        default="jsonrpc",
+        help="the request: JSON-RPC v1.0 SendMessage, or gRPC SendMessage (protobuf)",
+    )
     args = parser.parse_args()
     os.environ[servers.OBSERVER_ENV] = args.observer
     if args.no_gc:
@@ -125,9 +159,9 @@ def main() -> None:
     if args.uvloop:
         import uvloop
 
-        uvloop.run(measure(args.requests, args.warmup))
+        uvloop.run(measure(args.requests, args.warmup, args.binding))
     else:
-        asyncio.run(measure(args.requests, args.warmup))
+        asyncio.run(measure(args.requests, args.warmup, args.binding))
 
 
 if __name__ == "__main__":

@@ -320,26 +320,45 @@ def serve_a2a_aiohttp(port: int) -> None:
 def sdk_app(base_url: str, task_store: Any = None) -> Any:
     """The official SDK's server: JSON-RPC (v1.0 and v0.3), REST and the card, one app
     (its ``InMemoryTaskStore`` unless a ``task_store`` is given: ``bench/sql_bench.py``)."""
-    from a2a.helpers.proto_helpers import new_task_from_user_message
-    from a2a.server.agent_execution import AgentExecutor, RequestContext
-    from a2a.server.events import EventQueue
-    from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import (
         create_agent_card_routes,
         create_jsonrpc_routes,
         create_rest_routes,
     )
+    from a2a.types import AgentInterface
+    from starlette.applications import Starlette
+
+    interfaces = [
+        AgentInterface(url=f"{base_url}/", protocol_binding="JSONRPC", protocol_version="1.0"),
+        AgentInterface(url=base_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+    ]
+    handler, card = sdk_request_handler(interfaces, task_store)
+    routes = [
+        *create_agent_card_routes(card, cache_control="public, max-age=300"),
+        *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
+        *create_rest_routes(handler, enable_v0_3_compat=True),
+    ]
+    return Starlette(routes=routes)
+
+
+def sdk_request_handler(interfaces: list[Any], task_store: Any = None) -> tuple[Any, Any]:
+    """The official SDK's ``DefaultRequestHandler`` running the benchmarks' agent
+    (`SdkExecutor` below) on its ``InMemoryTaskStore`` (unless a ``task_store`` is given),
+    and its card listing ``interfaces``: what its HTTP routes (`sdk_app`) and its gRPC
+    servicer (``bench/grpc_servers.py``) serve."""
+    from a2a.helpers.proto_helpers import new_task_from_user_message
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
     from a2a.types import (
         AgentCapabilities,
         AgentCard,
-        AgentInterface,
         AgentSkill,
         Message,
         Part,
         Role,
     )
-    from starlette.applications import Starlette
 
     gates: dict[str, asyncio.Event] = {}
 
@@ -390,10 +409,6 @@ def sdk_app(base_url: str, task_store: Any = None) -> Any:
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             raise NotImplementedError
 
-    interfaces = [
-        AgentInterface(url=f"{base_url}/", protocol_binding="JSONRPC", protocol_version="1.0"),
-        AgentInterface(url=base_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
-    ]
     card = AgentCard(
         name="Bench",
         description="Echoes the text it receives; streams chunks on request.",
@@ -417,12 +432,7 @@ def sdk_app(base_url: str, task_store: Any = None) -> Any:
         task_store=InMemoryTaskStore() if task_store is None else task_store,
         agent_card=card,
     )
-    routes = [
-        *create_agent_card_routes(card, cache_control="public, max-age=300"),
-        *create_jsonrpc_routes(handler, rpc_url="/", enable_v0_3_compat=True),
-        *create_rest_routes(handler, enable_v0_3_compat=True),
-    ]
-    return Starlette(routes=routes)
+    return handler, card
 
 
 def serve_sdk(port: int, stack: str) -> None:
