@@ -248,7 +248,7 @@ async def test_an_unknown_task_is_not_found_with_error_info(served: Served) -> N
     assert exc.code() is grpc.StatusCode.NOT_FOUND
     assert (status.code, status.message) == (exc.code().value[0], exc.details())
     assert (info.reason, info.domain) == ("TASK_NOT_FOUND", "a2a-protocol.org")
-    assert dict(exc.initial_metadata() or ()).get("a2a-version") == "1.0"
+    assert dict(exc.trailing_metadata() or ()).get("a2a-version") == "1.0"
 
 
 @pytest.mark.parametrize("version", ["0.3", "2.0"])
@@ -301,7 +301,7 @@ async def test_extensions_are_negotiated_from_metadata() -> None:
             )
             call = service.SendMessage(request, metadata=[("a2a-extensions", EXTENSION)])
             reply = await call
-            assert dict(await call.initial_metadata()).get("a2a-extensions") == EXTENSION
+            assert dict(await call.trailing_metadata()).get("a2a-extensions") == EXTENSION
         assert reply.task.artifacts[0].parts[0].text == EXTENSION
 
 
@@ -393,3 +393,17 @@ async def test_the_extended_card_over_grpc_lists_every_interface() -> None:
     assert extended.name == "Extended"
     assert ("JSONRPC", "http://agent.example/") in listed
     assert listed[-1] == ("GRPC", grpc_server.address)
+
+
+async def test_a_stream_says_its_version_before_its_first_event(served: Served) -> None:
+    channel, service = stub(served.address)
+    async with channel:
+        request = a2a_pb2.SendMessageRequest(
+            message=a2a_pb2.Message(
+                message_id="m", role=a2a_pb2.ROLE_USER, parts=[a2a_pb2.Part(text="stream 2")]
+            )
+        )
+        call = service.SendStreamingMessage(request, metadata=[("a2a-version", "1.0")])
+        assert dict(await call.initial_metadata()).get("a2a-version") == "1.0"
+        events = [event async for event in call]
+    assert events[-1].status_update.status.state == a2a_pb2.TASK_STATE_COMPLETED

@@ -177,11 +177,12 @@ async def test_send_and_get(connect: Connect, stub: a2a_pb2_grpc.A2AServiceStub)
     listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
     assert [t.id for t in listed.tasks] == [task.id]
 
-    # On the wire: OK, the version in the reply's initial metadata, no error details.
+    # On the wire: OK, the version with the status (a unary reply's trailing metadata), no
+    # error details.
     call = stub.GetTask(GetTaskRequest(id=task.id), metadata=V1)
     assert (await call).id == task.id
     assert await call.code() == grpc.StatusCode.OK
-    assert ("a2a-version", "1.0") in tuple(await call.initial_metadata())
+    assert ("a2a-version", "1.0") in tuple(await call.trailing_metadata())
     assert DETAILS_KEY not in dict(await call.trailing_metadata())
 
 
@@ -366,10 +367,10 @@ async def test_extensions_negotiated(
         request("echo hi"), metadata=(*V1, ("a2a-extensions", f"urn:x:undeclared, {STAMP}"))
     )
     assert STAMP in (await call).task.metadata
-    assert ("a2a-extensions", STAMP) in tuple(await call.initial_metadata())
+    assert ("a2a-extensions", STAMP) in tuple(await call.trailing_metadata())
     call = stub.SendMessage(request("echo hi"), metadata=V1)
     assert STAMP not in (await call).task.metadata
-    assert "a2a-extensions" not in dict(await call.initial_metadata())
+    assert "a2a-extensions" not in dict(await call.trailing_metadata())
 
 
 # --- a client that goes away ---------------------------------------------------------------

@@ -119,7 +119,8 @@ class GrpcServer:
             *self.options,
         ]
         grpc_server = aio.server(options=options)
-        grpc_server.add_generic_rpc_handlers((_A2AHandler(self.server, self.base_url),))
+        handler = _A2AHandler(self.server, self.base_url, self.credentials is not None)
+        grpc_server.add_generic_rpc_handlers((handler,))
         if self.health:
             self._health = _add_health(grpc_server)
         if self.reflection:
@@ -198,9 +199,10 @@ class _A2AHandler(grpc.GenericRpcHandler):
     """Every RPC of the core's method table, as a raw-bytes handler; ``None`` (gRPC's own
     UNIMPLEMENTED) for any other method."""
 
-    def __init__(self, server: A2AServer, base_url: str | None) -> None:
+    def __init__(self, server: A2AServer, base_url: str | None, tls: bool) -> None:
         self.server = server
         self.base_url = base_url
+        self.tls = tls
         self._handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
         for path, method in binding.METHODS.items():
             if method.streaming:
@@ -216,18 +218,21 @@ class _A2AHandler(grpc.GenericRpcHandler):
     def _unary(
         self, path: str
     ) -> Callable[[bytes, aio.ServicerContext[Any, Any]], Awaitable[bytes]]:
-        server, base_url = self.server, self.base_url
+        server, base_url, tls = self.server, self.base_url, self.tls
 
         async def unary(message: bytes, context: aio.ServicerContext[Any, Any]) -> bytes:
-            response = await server.handle(_request(path, message, context, base_url))
+            response = await server.handle(_request(path, message, context, base_url, tls))
             if isinstance(response, SseResponse):  # pragma: no cover - the table says unary
                 await response.aclose()
                 await context.abort(grpc.StatusCode.INTERNAL, "Internal error")
             assert isinstance(response, HttpResponse)
-            await _send_headers(context, response.headers)
             status = binding.status_from_trailers(response.trailers)
             if status.code:
                 await _abort(context, status, response.headers)
+            # The service parameters (a2a-version, a2a-extensions) go out with the status:
+            # initial metadata of their own would be one more batch per call (~40 µs,
+            # bench/grpc_servers.py), for what a unary reply's client reads at its end anyway.
+            context.set_trailing_metadata(_metadata(response.headers))
             return response.body
 
         return unary
@@ -235,18 +240,19 @@ class _A2AHandler(grpc.GenericRpcHandler):
     def _streaming(
         self, path: str
     ) -> Callable[[bytes, aio.ServicerContext[Any, Any]], AsyncIterator[bytes]]:
-        server, base_url = self.server, self.base_url
+        server, base_url, tls = self.server, self.base_url, self.tls
 
         async def streaming(
             message: bytes, context: aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[bytes]:
-            response = await server.handle(_request(path, message, context, base_url))
-            await _send_headers(context, response.headers)
+            response = await server.handle(_request(path, message, context, base_url, tls))
             if isinstance(response, HttpResponse):
                 # Refused before the stream began: only a status.
                 status = binding.status_from_trailers(response.trailers)
                 await _abort(context, status, response.headers)
                 return
+            # A stream's service parameters come before its first event.
+            await context.send_initial_metadata(_metadata(response.headers))
             deframer = binding.Deframer()
             try:
                 async for chunk in response.frames:
@@ -274,7 +280,11 @@ def _peer_address(peer: str) -> str | None:
 
 
 def _request(
-    path: str, message: bytes, context: aio.ServicerContext[Any, Any], base_url: str | None
+    path: str,
+    message: bytes,
+    context: aio.ServicerContext[Any, Any],
+    base_url: str | None,
+    tls: bool,
 ) -> HttpRequest:
     pairs: list[tuple[str, str]] = list(_GRPC_CONTENT_TYPE)
     for key, value in context.invocation_metadata() or ():
@@ -288,7 +298,8 @@ def _request(
         body=message,
         base_url=base_url,
         peer=_peer_address(context.peer()),
-        peer_certificate=_peer_certificate(context),
+        # Only a TLS server can have a client certificate to look up.
+        peer_certificate=_peer_certificate(context) if tls else None,
     )
 
 
@@ -300,12 +311,9 @@ def _peer_certificate(context: aio.ServicerContext[Any, Any]) -> bytes | None:
     return None
 
 
-async def _send_headers(
-    context: aio.ServicerContext[Any, Any], headers: tuple[tuple[str, str], ...]
-) -> None:
-    initial = tuple((k.lower(), v) for k, v in headers if k.lower() != "content-type")
-    if initial:
-        await context.send_initial_metadata(initial)
+def _metadata(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """A reply's headers as gRPC metadata: the service parameters, not the content type."""
+    return tuple((k.lower(), v) for k, v in headers if k.lower() != "content-type")
 
 
 async def _abort(
@@ -313,10 +321,9 @@ async def _abort(
     status: binding.GrpcStatus,
     headers: tuple[tuple[str, str], ...],
 ) -> None:
-    trailing: list[tuple[str, str | bytes]] = []
+    trailing: list[tuple[str, str | bytes]] = [*_metadata(headers)]
     if status.details:
         trailing.append((binding.STATUS_DETAILS_KEY, status.details))
-    trailing += [(k, v) for k, v in headers if k == "www-authenticate"]
     code = _STATUS_CODES.get(status.code, grpc.StatusCode.UNKNOWN)
     await context.abort(code, status.message, tuple(trailing))
 

@@ -24,6 +24,7 @@ unknown enum number, a timestamp out of range, nesting deeper than ``max_depth``
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import struct as _struct
 from collections.abc import Callable
 from typing import Any, Final, TypeVar, overload
@@ -291,15 +292,11 @@ class _MalformedError(Exception):
     """Bytes that are not a valid encoding (caught at the top, answered as DecodeError)."""
 
 
-#: One field as the decoder sees it: (json name, kind, label, ref, expected wire type).
-_DecField = tuple[str, str, int, str, int]
-_DECODERS: Final[dict[str, dict[int, _DecField]]] = {
-    name: {
-        num: (json, kind, label, ref, _WIRE_TYPES[kind])
-        for num, json, kind, label, ref, *_ in fields
-    }
-    for name, fields in MESSAGES.items()
-}
+#: Reads one field's value: ``(data, pos, end, depth) -> (value, pos after it)``.
+_Reader = Callable[[bytes, int, int, int], tuple[Any, int]]
+#: One field as the decoder sees it, found by its whole tag (number and wire type): its JSON
+#: name, label, reader, and kind and ref (for map entries).
+_DecField = tuple[str, int, _Reader, str, str]
 
 
 def _read_varint(data: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -354,20 +351,25 @@ def _signed(value: int, bits: int) -> int:
 def _decode_message(data: bytes, pos: int, end: int, message: str, depth: int) -> dict[str, Any]:
     if depth <= 0:
         raise _MalformedError("nesting too deep")
-    fields = _DECODERS[message]
+    fields = _BY_TAG[message]
     tree: dict[str, Any] = {}
     while pos < end:
-        key, pos = _read_varint(data, pos, end)
-        number, wire = key >> 3, key & 7
-        field = fields.get(number)
-        if field is None or number == 0:
+        key = data[pos]
+        if key < 0x80:  # nearly every tag: one byte
+            pos += 1
+        else:
+            key, pos = _read_varint(data, pos, end)
+        field = fields.get(key)
+        if field is None:
+            number = key >> 3
             if number == 0:
                 raise _MalformedError("field number 0")
-            pos = _skip(data, pos, end, wire)
+            known = _NUMBERS[message].get(number)
+            if known is not None:
+                raise _MalformedError(f"field {known[0]}: wire type {key & 7}, expected {known[1]}")
+            pos = _skip(data, pos, end, key & 7)
             continue
-        json_name, kind, label, ref, expected = field
-        if wire != expected:
-            raise _MalformedError(f"field {json_name}: wire type {wire}, expected {expected}")
+        json_name, label, read, kind, ref = field
         if label == 3:
             size, pos = _read_varint(data, pos, end)
             stop = pos + size
@@ -377,7 +379,7 @@ def _decode_message(data: bytes, pos: int, end: int, message: str, depth: int) -
             pos = stop
             tree.setdefault(json_name, {})[map_key] = map_value
             continue
-        value, pos = _decode_value(data, pos, end, kind, ref, depth, json_name)
+        value, pos = read(data, pos, end, depth)
         if label == 2:
             found = tree.get(json_name)
             if found is None:
@@ -394,6 +396,94 @@ def _decode_message(data: bytes, pos: int, end: int, message: str, depth: int) -
             if name not in tree:
                 tree[name] = default() if default is list or default is dict else default
     return tree
+
+
+def _length_at(data: bytes, pos: int, end: int, name: str) -> tuple[int, int]:
+    """``(start, stop)`` of the length-delimited value at ``pos``."""
+    if pos < end and data[pos] < 0x80:
+        size = data[pos]
+        pos += 1
+    else:
+        size, pos = _read_varint(data, pos, end)
+    stop = pos + size
+    if stop > end:
+        raise _MalformedError(f"field {name}: truncated")
+    return pos, stop
+
+
+def _reader(kind: str, ref: str, name: str) -> _Reader:
+    """The reader of one field: the common kinds compiled, the rest `_decode_value`."""
+    if kind == "string":
+
+        def string(data: bytes, pos: int, end: int, depth: int) -> tuple[Any, int]:
+            start, stop = _length_at(data, pos, end, name)
+            try:
+                return str(data[start:stop], "utf-8"), stop
+            except UnicodeDecodeError:
+                raise _MalformedError(f"field {name}: invalid UTF-8") from None
+
+        return string
+    if kind == "message":
+
+        def message(data: bytes, pos: int, end: int, depth: int) -> tuple[Any, int]:
+            start, stop = _length_at(data, pos, end, name)
+            return _decode_message(data, start, stop, ref, depth - 1), stop
+
+        return message
+    if kind == "enum":
+        names = ENUMS[ref]
+
+        def enumeration(data: bytes, pos: int, end: int, depth: int) -> tuple[Any, int]:
+            if pos < end and data[pos] < len(names):  # a known value, one byte
+                return names[data[pos]], pos + 1
+            value, pos = _read_varint(data, pos, end)
+            number = _signed(value, 32)
+            raise _MalformedError(f"field {name}: unknown {ref} value {number}")
+
+        return enumeration
+    if kind == "timestamp":
+
+        def timestamp(data: bytes, pos: int, end: int, depth: int) -> tuple[Any, int]:
+            start, stop = _length_at(data, pos, end, name)
+            seconds = nanos = 0
+            at = start
+            while at < stop:
+                tag, at = _read_varint(data, at, stop)
+                if tag == 0x08:
+                    value, at = _read_varint(data, at, stop)
+                    seconds = _signed(value, 64)
+                elif tag == 0x10:
+                    value, at = _read_varint(data, at, stop)
+                    nanos = _signed(value, 32)
+                elif tag >> 3 in (1, 2) or tag >> 3 == 0:
+                    raise _MalformedError(f"field {name}: not a Timestamp")
+                else:
+                    at = _skip(data, at, stop, tag & 7)
+            if not (_MIN_SECONDS <= seconds <= _MAX_SECONDS and 0 <= nanos < 1_000_000_000):
+                raise _MalformedError(f"field {name}: timestamp out of range")
+            return _EPOCH + _dt.timedelta(seconds=seconds, microseconds=nanos // 1000), stop
+
+        return timestamp
+
+    def generic(data: bytes, pos: int, end: int, depth: int) -> tuple[Any, int]:
+        return _decode_value(data, pos, end, kind, ref, depth, name)
+
+    return generic
+
+
+_BY_TAG: Final[dict[str, dict[int, _DecField]]] = {
+    name: {
+        num << 3 | _WIRE_TYPES[kind]: (json, label, _reader(kind, ref, json), kind, ref)
+        for num, json, kind, label, ref, *_ in fields
+    }
+    for name, fields in MESSAGES.items()
+}
+#: Per message, its field numbers: (JSON name, expected wire type), for the error of a
+#: known field sent with another wire type.
+_NUMBERS: Final[dict[str, dict[int, tuple[str, int]]]] = {
+    name: {num: (json, _WIRE_TYPES[kind]) for num, json, kind, *_ in fields}
+    for name, fields in MESSAGES.items()
+}
 
 
 def _decode_entry(
@@ -510,7 +600,12 @@ def _decode_json_value(data: bytes, pos: int, end: int, depth: int) -> Any:
                 raise _MalformedError("Value: truncated")
             number_value = _DOUBLE.unpack_from(data, pos)[0]
             pos += 8
-            if number_value.is_integer() and abs(number_value) < _INT_DOUBLE_LIMIT:
+            if (
+                number_value.is_integer()
+                and abs(number_value) < _INT_DOUBLE_LIMIT
+                and (number_value or math.copysign(1.0, number_value) > 0)
+            ):
+                # An integral number reads as an int; -0.0 stays a float (an int has no sign).
                 value = int(number_value)
             else:
                 value = number_value
