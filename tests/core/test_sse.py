@@ -418,8 +418,10 @@ def test_an_injected_encoder_that_breaks_lines_is_refused() -> None:
 def test_constructor_refuses_what_it_cannot_stream() -> None:
     with pytest.raises(ValueError, match="request id"):
         EventStream("rest", "1.0", "req-1")
+    with pytest.raises(ValueError, match="request id"):
+        EventStream("grpc", "1.0", "req-1")
     with pytest.raises(ValueError, match="no SSE encoding"):
-        EventStream("grpc", "1.0")  # type: ignore[arg-type]
+        EventStream("grpc", "0.3")  # v0.3's gRPC service is not served
     with pytest.raises(ValueError, match="no SSE encoding"):
         EventStream("jsonrpc", "0.2")  # type: ignore[arg-type]
 
