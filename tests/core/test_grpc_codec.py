@@ -209,6 +209,14 @@ def test_unknown_fields_are_skipped() -> None:
     assert decoded.message_id == "m1"
 
 
+def test_a_varint_written_in_more_bytes_than_needed_is_read() -> None:
+    # TaskStatus.state = 3 in two bytes: valid protobuf, if no encoder writes it so.
+    assert codec.decode(b"\x08\x83\x00", t.TaskStatus).state is t.TaskState.COMPLETED
+    # A string's length in two bytes.
+    provider = codec.decode(b"\x0a\x81\x00u\x12\x01o", t.AgentProvider)
+    assert (provider.url, provider.organization) == ("u", "o")
+
+
 def test_an_unknown_enum_number_is_refused() -> None:
     wire = b"\x08\x63"  # TaskStatus.state = 99
     with pytest.raises(DecodeError, match="unknown TaskState value 99"):

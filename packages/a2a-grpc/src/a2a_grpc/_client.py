@@ -58,16 +58,6 @@ def _status(exc: aio.AioRpcError) -> GrpcStatus:
     return GrpcStatus(exc.code().value[0], exc.details() or "", details)
 
 
-def _task_id_of(event: StreamResponse) -> str | None:
-    if event.task is not None:
-        return event.task.id
-    if event.status_update is not None:
-        return event.status_update.task_id
-    if event.artifact_update is not None:
-        return event.artifact_update.task_id
-    return None
-
-
 class GrpcExchange:
     """Calls and streams to one gRPC `Endpoint` over one channel."""
 
@@ -209,7 +199,7 @@ class GrpcExchange:
             try:
                 async for message in call:
                     received = read_grpc_event(message, closing)
-                    task_id = task_id or _task_id_of(received.event)
+                    task_id = task_id or received.task_id
                     progressed = True
                     yield received
                     if received.last:

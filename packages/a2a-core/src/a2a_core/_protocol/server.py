@@ -825,7 +825,7 @@ class ServerProtocol:
         refusal: Refusal | None = None,
     ) -> HttpResponse:
         """A gRPC call ended by ``exc``: its status in the trailers (code from the error
-        table's edition), the reply headers as initial metadata, no message."""
+        table's edition), the reply headers (the call's service parameters), no message."""
         status = grpc_binding.status_of(exc, self.error_table)
         trailers = grpc_binding.status_trailers(status)
         return HttpResponse(200, (*_GRPC_HEADERS, *headers), b"", refusal, trailers)

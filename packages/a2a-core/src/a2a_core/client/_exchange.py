@@ -126,16 +126,6 @@ def _trace_headers() -> list[tuple[str, str]]:
     return list(carrier.items())
 
 
-def _task_id_of(event: StreamResponse) -> str | None:
-    if event.task is not None:
-        return event.task.id
-    if event.status_update is not None:
-        return event.status_update.task_id
-    if event.artifact_update is not None:
-        return event.artifact_update.task_id
-    return None
-
-
 class Exchange:
     """Calls and streams to one `Endpoint` (what `A2AClient` delegates to)."""
 
@@ -324,7 +314,7 @@ class Exchange:
                                 last_event_id = event_id
                             elif snapshot is not None and received.event.task == snapshot:
                                 continue  # the task as just fetched: said already
-                            task_id = task_id or _task_id_of(received.event)
+                            task_id = task_id or received.task_id
                             progressed = True
                             yield received
                             if received.last:

@@ -65,6 +65,19 @@ class ReceivedEvent:
     """Whether it ends its stream: a message, or a task or status update in a closing state
     (v0.3: also a status update marked ``final``)."""
 
+    @property
+    def task_id(self) -> str | None:
+        """The task the event is about (``None`` for a message): what a client resumes a
+        cut stream by."""
+        event = self.event
+        if event.task is not None:
+            return event.task.id
+        if event.status_update is not None:
+            return event.status_update.task_id
+        if event.artifact_update is not None:
+            return event.artifact_update.task_id
+        return None
+
 
 class StreamDecoder:
     """Turns the bytes of one streaming reply into `ReceivedEvent` values."""

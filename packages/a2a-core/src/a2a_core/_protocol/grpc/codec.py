@@ -24,6 +24,7 @@ unknown enum number, a timestamp out of range, nesting deeper than ``max_depth``
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 import struct as _struct
 from collections.abc import Callable
@@ -411,6 +412,7 @@ def _length_at(data: bytes, pos: int, end: int, name: str) -> tuple[int, int]:
     return pos, stop
 
 
+@functools.cache  # one per field of the schema, and per kind of map value
 def _reader(kind: str, ref: str, name: str) -> _Reader:
     """The reader of one field: the common kinds compiled, the rest `_decode_value`."""
     if kind == "string":
@@ -438,6 +440,8 @@ def _reader(kind: str, ref: str, name: str) -> _Reader:
                 return names[data[pos]], pos + 1
             value, pos = _read_varint(data, pos, end)
             number = _signed(value, 32)
+            if 0 <= number < len(names):  # a known value, written in more bytes
+                return names[number], pos
             raise _MalformedError(f"field {name}: unknown {ref} value {number}")
 
         return enumeration
@@ -497,7 +501,7 @@ def _decode_entry(
         if number == 1 and wire == _LEN:
             key, pos = _decode_value(data, pos, end, "string", "", depth, "key")
         elif number == 2 and wire == _WIRE_TYPES[kind]:
-            value, pos = _decode_value(data, pos, end, kind, ref, depth, "value")
+            value, pos = _reader(kind, ref, "value")(data, pos, end, depth)
         else:
             pos = _skip(data, pos, end, wire)
     return key, value
@@ -534,13 +538,6 @@ def _decode_value(
     if kind == "int32" or kind == "int64":
         value, pos = _read_varint(data, pos, end)
         return _signed(value, 32 if kind == "int32" else 64), pos
-    if kind == "enum":
-        value, pos = _read_varint(data, pos, end)
-        names = ENUMS[ref]
-        number = _signed(value, 32)
-        if not 0 <= number < len(names):
-            raise _MalformedError(f"field {name}: unknown {ref} value {number}")
-        return names[number], pos
     if kind == "double":
         stop = pos + 8
         if stop > end:
@@ -557,12 +554,8 @@ def _decode_value(
         return _decode_struct(data, pos, stop, depth - 1), stop
     if kind == "value":
         return _decode_json_value(data, pos, stop, depth - 1), stop
-    # timestamp
-    tree = _decode_message(data, pos, stop, "Timestamp", depth - 1)
-    seconds, nanos = tree.get("seconds", 0), tree.get("nanos", 0)
-    if not (_MIN_SECONDS <= seconds <= _MAX_SECONDS and 0 <= nanos < 1_000_000_000):
-        raise _MalformedError(f"field {name}: timestamp out of range")
-    return _EPOCH + _dt.timedelta(seconds=seconds, microseconds=nanos // 1000), stop
+    # Enums and timestamps have compiled readers only (`_reader`).
+    raise AssertionError(f"no generic reader for {kind}")  # pragma: no cover
 
 
 def _decode_struct(data: bytes, pos: int, end: int, depth: int) -> dict[str, Any]:
