@@ -24,8 +24,8 @@ class TaskContext:
     ``metadata`` (server, per-request and call metadata merged), ``identity``, ``extensions``
     (activated URIs), ``configuration``, ``call``.
 
-    Reporting: ``working``, ``artifact``, ``input_required``, ``auth_required``,
-    ``complete``, ``fail``, ``reject``. The task is created on the first report (a reply
+    Reporting: ``submitted``, ``working``, ``artifact``, ``input_required``,
+    ``auth_required``, ``complete``, ``fail``, ``reject``, ``cancel``. The task is created on the first report (a reply
     with only a message creates none); after a terminal report, further reports are ignored.
     """
 
@@ -100,6 +100,12 @@ class TaskContext:
 
     # --- how the agent reports ---------------------------------------------------------
 
+    async def submitted(self) -> None:
+        """Create the task now, as SUBMITTED, without reporting anything else (a follow-up:
+        record the message; the state stays as it is). For an agent that must show the task
+        before its first step, as a bridged framework announcing its task does."""
+        await self._handle.ensure()
+
     async def working(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
         """The agent is working (optionally saying on what)."""
         await self._status(TaskState.WORKING, message)
@@ -123,6 +129,11 @@ class TaskContext:
     async def reject(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
         """The agent refuses the task."""
         await self._status(TaskState.REJECTED, message)
+
+    async def cancel(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+        """The agent ends the task as canceled of its own accord (a client's cancel needs no
+        call: the task is already CANCELED when the agent is stopped)."""
+        await self._status(TaskState.CANCELED, message)
 
     async def artifact(
         self,
