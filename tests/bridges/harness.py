@@ -16,7 +16,7 @@ from typing import Any
 
 import anyio
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
+from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -148,7 +148,8 @@ async def served(
             config = ClientConfig(
                 httpx_client=http, supported_protocol_bindings=["JSONRPC"], streaming=streaming
             )
-            client = await ClientFactory.connect(url, client_config=config)
+            sdk_card = await A2ACardResolver(http, url).get_agent_card()
+            client = ClientFactory(config).create(sdk_card)
             try:
                 yield Peer(client, server, url)
             finally:
