@@ -48,7 +48,7 @@ def _core_imports(path: Path) -> list[tuple[int, str, str]]:
 
 def test_there_are_packages_to_check() -> None:
     sources = {path.relative_to(PACKAGES).parts[0] for path in _sources()}
-    assert {"a2a-starlette", "a2a-aiohttp", "a2a-grpc", *BACKENDS} <= sources  # folders
+    assert {"a2a-starlette", "a2a-aiohttp", "a2a-grpc", "a2a-bridges", *BACKENDS} <= sources  # folders
 
 
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGES)))
@@ -145,6 +145,7 @@ def test_every_package_is_checked_for_circles() -> None:
         "a2a_starlette",
         "a2a_aiohttp",
         "a2a_grpc",
+        "a2a_bridges",
         "a2aserve_redis",
         "a2a_sql",
     }

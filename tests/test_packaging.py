@@ -35,6 +35,7 @@ def test_every_package_is_found() -> None:
         "a2a-starlette",
         "a2a-aiohttp",
         "a2a-grpc",
+        "a2a-bridges",
         "a2a-redis",
         "a2a-sql",
     }
