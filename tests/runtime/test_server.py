@@ -142,6 +142,53 @@ async def test_multi_turn_continues_the_same_task() -> None:
     assert texts == ["hi", "What is your name?", "Ada"]
 
 
+async def test_an_answer_waits_for_the_agent_that_asked_to_return() -> None:
+    # The agent asks, then takes a moment to return (as a bridged executor unwinds): the
+    # answer that comes meanwhile waits for it and continues the task.
+    returning = anyio.Event()
+
+    async def agent(ctx: TaskContext) -> Any:
+        if ctx.is_follow_up:
+            return f"Hello, {ctx.text}!"
+        await ctx.input_required("What is your name?")
+        await anyio.sleep(0.3)
+        returning.set()
+        return None
+
+    async with A2AServer(agent, card=make_card()) as server:
+        client = Client(server)
+        first = (await client.result("SendMessage", send_params("hi")))["task"]
+        assert first["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+        assert not returning.is_set()  # the agent is still running
+        second = (
+            await client.result("SendMessage", send_params("Ada", task_id=first["id"], mid="m2"))
+        )["task"]
+    assert returning.is_set()
+    assert second["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert second["artifacts"][0]["parts"] == [{"text": "Hello, Ada!"}]
+
+
+async def test_a_message_to_a_task_its_agent_is_busy_with_is_refused() -> None:
+    release = anyio.Event()
+
+    async def agent(ctx: TaskContext) -> Any:
+        await ctx.working()
+        await release.wait()
+        return "done"
+
+    async with A2AServer(agent, card=make_card()) as server:
+        client = Client(server)
+        config = {"returnImmediately": True}
+        task = (await client.result("SendMessage", send_params(configuration=config)))["task"]
+        with anyio.fail_after(10):
+            refused = await client.error(
+                "SendMessage", send_params("more", task_id=task["id"], mid="m2")
+            )
+        release.set()
+    assert refused["code"] == -32004
+    assert "still processing" in refused["message"]
+
+
 async def test_follow_up_errors() -> None:
     async with A2AServer(echo, card=make_card()) as server:
         client = Client(server)

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias
 
+import anyio
 import msgspec
 
 from a2a_core._protocol.call import Call
@@ -95,6 +96,10 @@ AuthorizeTask = Callable[[str, Task, Call], bool | Awaitable[bool]]
 ExtendedCard = AgentCard | Callable[[Any], AgentCard | Awaitable[AgentCard]]
 
 DEFAULT_PAGE_SIZE: Final = 50
+
+#: How long a follow-up waits for the agent still running on its task (seconds) before it
+#: is refused as "still processing a message".
+FOLLOW_UP_WAIT: Final = 2.0
 #: The observation of a call on a server nobody observes: every point costs one call of a
 #: method that does nothing.
 NO_OBSERVATION: Final = NoOpObservation()
@@ -258,6 +263,15 @@ class ServerState:
         last_seq = 0
         if message.task_id:
             stored = await self.load(call, message.task_id)
+            running = self.runtime.executions.get(message.task_id)
+            if running is not None and stored.task.status.state not in TERMINAL_STATES:
+                # An agent that asked for input may still be returning when the answer
+                # comes (a bridged executor unwinds after writing INPUT_REQUIRED): the
+                # answer waits for it a moment rather than being refused.
+                with anyio.move_on_after(FOLLOW_UP_WAIT):
+                    await running.done.wait()
+                if running.done.is_set():
+                    stored = await self.load(call, message.task_id)
             existing, last_seq = stored.task, stored.last_seq
             if existing.status.state in TERMINAL_STATES:
                 raise UnsupportedOperationError(
