@@ -16,7 +16,10 @@ that environment, from a scratch folder:
 - the SQL package's migrations, which ship as data files, create a schema on SQLite
   (``python -m a2a_sql upgrade``) that ``check_schema`` accepts;
 - gRPC: an agent served by ``a2a_grpc.GrpcServer`` on 127.0.0.1 answers ``A2AClient`` over
-  gRPC (the core's generated schema table and the client's transport, as shipped).
+  gRPC (the core's generated schema table and the client's transport, as shipped);
+- the bridges: each extra of ``a2aserve-bridges`` (``sdk``, ``pydantic-ai``, ``langgraph``)
+  installed alone with the core, in an environment of its own, where an agent of that
+  framework answers a message through its bridge.
 
 The uv command is ``$UV`` (default ``uv``). Stops every server it starts; exits 1 on the
 first failure.
@@ -248,6 +251,99 @@ def _check_grpc(python: Path, scratch: Path) -> None:
                    timeout=60)  # fmt: skip
 
 
+#: What drives each bridge: an A2AServer of the agent given, asked one message over
+#: JSON-RPC through its sans-IO entry point (no adapter is installed beside an extra).
+_BRIDGE_DRIVER = """
+import asyncio, json
+from a2a_core.http import Headers, HttpRequest
+from a2a_core.server import A2AServer
+
+
+def ask(agent, card, text):
+    async def main():
+        server = A2AServer(agent, card=card, base_url="http://127.0.0.1")
+        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": text}]}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        headers = Headers([("content-type", "application/json"), ("a2a-version", "1.0")])
+        request = HttpRequest("POST", "/", headers=headers, body=json.dumps(body).encode())
+        async with server:
+            reply = await server.handle(request)
+        task = json.loads(reply.body)["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
+        return "".join(p["text"] for a in task["artifacts"] for p in a["parts"])
+
+    return asyncio.run(main())
+"""
+
+_BRIDGE_SCRIPTS = {
+    "sdk": """
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.tasks import TaskUpdater
+from a2a.types import Part
+from a2a_bridges.sdk import card, from_executor
+
+
+class Echo(AgentExecutor):
+    async def execute(self, context, event_queue):
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.add_artifact([Part(text=context.get_user_input())])
+        await updater.complete()
+
+    async def cancel(self, context, event_queue):
+        pass
+
+
+assert ask(from_executor(Echo()), card("Echo", "Echoes."), "hi sdk") == "hi sdk"
+""",
+    "pydantic-ai": """
+from pydantic_ai import Agent
+from pydantic_ai.models.test import TestModel
+from a2a_bridges.pydantic_ai import card, from_agent
+
+agent = Agent(TestModel(custom_output_text="hi pydantic-ai"), name="echo")
+assert ask(from_agent(agent), card(agent), "hello") == "hi pydantic-ai"
+""",
+    "langgraph": """
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import MemorySaver
+from langgraph.graph import START, MessagesState, StateGraph
+from a2a_bridges.langgraph import card, from_graph
+
+
+def answer(state):
+    return {"messages": [AIMessage(content="hi " + state["messages"][-1].content)]}
+
+
+builder = StateGraph(MessagesState)
+builder.add_node("answer", answer)
+builder.add_edge(START, "answer")
+graph = builder.compile(checkpointer=MemorySaver())
+assert ask(from_graph(graph), card(graph), "langgraph") == "hi langgraph"
+""",
+}
+
+
+def _check_bridges(uv: list[str], dist: Path, tmp: Path, scratch: Path) -> None:
+    core = next(p for p in _packages() if p["module"] == "a2a_core")
+    bridges = next(p for p in _packages() if p["module"] == "a2a_bridges")
+    core_wheel = _wheel(dist, str(core["name"]), str(core["version"])).as_uri()
+    bridges_wheel = _wheel(dist, str(bridges["name"]), str(bridges["version"])).as_uri()
+    for extra, script in _BRIDGE_SCRIPTS.items():
+        venv = tmp / f"bridges-{extra}"
+        subprocess.run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)],
+                       check=True)  # fmt: skip
+        python = venv / "bin" / "python"
+        requirements = [f"{core['name']} @ {core_wheel}",
+                        f"{bridges['name']}[{extra}] @ {bridges_wheel}"]  # fmt: skip
+        subprocess.run(
+            [*uv, "pip", "install", "--quiet", "--python", str(python), *requirements],
+            check=True,
+        )
+        subprocess.run([str(python), "-c", _BRIDGE_DRIVER + script], cwd=scratch, check=True,
+                       env=_env(), timeout=120)  # fmt: skip
+        print(f"a2a_bridges[{extra}]: installed alone, its agent answered through the bridge")
+
+
 def main() -> int:
     dist = Path(sys.argv[1] if len(sys.argv) > 1 else "dist").resolve()
     uv = shlex.split(os.environ.get("UV", "uv"))
@@ -261,6 +357,7 @@ def main() -> int:
             _serve_and_talk(python, scratch, app)
         _check_migrations(python, scratch)
         _check_grpc(python, scratch)
+        _check_bridges(uv, dist, Path(tmp), scratch)
     return 0
 
 
