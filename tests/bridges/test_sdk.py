@@ -366,3 +366,49 @@ async def test_a_message_within_a_task_is_a_working_update(adapter: str) -> None
     assert working[0].status.state == TaskState.TASK_STATE_WORKING
     assert joined(working[0].status.message.parts) == "thinking"
     assert working[-1].status.state == TaskState.TASK_STATE_COMPLETED
+
+
+async def test_the_call_context_carries_the_caller_the_tenant_and_the_extensions() -> None:
+    from a2a_core.server import A2AServer
+    from helpers.a2a_client import Client, user_message
+
+    echo = Echo()
+    uri = "https://example.com/ext/v1"
+    async with A2AServer(from_executor(echo), card=CARD) as server:
+        client = Client(server, identity={"sub": "alice"})
+        params = {"message": user_message("hi"), "tenant": "acme", "metadata": {"k": [1, "v"]}}
+        result = await client.result("SendMessage", params, headers={"a2a-extensions": uri})
+    assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    (context,) = echo.contexts
+    user = context.call_context.user
+    assert user.is_authenticated is True
+    assert user.user_name == "alice"
+    assert context.call_context.requested_extensions == {uri}
+    assert context.requested_extensions == {uri}
+    assert context.tenant == "acme"
+    assert context.metadata == {"k": [1, "v"]}
+
+
+async def test_chunks_reach_the_client_while_the_executor_runs(adapter: str) -> None:
+    seen_first = anyio.Event()
+
+    class Paced(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+            await updater.add_artifact([Part(text="first")], artifact_id="a")
+            # Goes on only once the client has the first chunk: buffered chunks would hang.
+            with anyio.fail_after(10):
+                await seen_first.wait()
+            await updater.add_artifact([Part(text=" second")], artifact_id="a", append=True)
+            await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    async with served(adapter, from_executor(Paced()), CARD) as peer:
+        texts = []
+        async for event in peer.stream("go"):
+            if event.HasField("artifact_update"):
+                texts.append(joined(event.artifact_update.artifact.parts))
+                seen_first.set()
+    assert texts == ["first", " second"]
