@@ -412,3 +412,36 @@ async def test_chunks_reach_the_client_while_the_executor_runs(adapter: str) -> 
                 texts.append(joined(event.artifact_update.artifact.parts))
                 seen_first.set()
     assert texts == ["first", " second"]
+
+
+async def test_an_event_enqueued_after_the_run_is_dropped(
+    adapter: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    late_sent = anyio.Event()
+
+    class Leaves(AgentExecutor):
+        """Leaves a task behind that enqueues once execute has returned."""
+
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+
+            async def later() -> None:
+                await asyncio.sleep(0.2)
+                await updater.add_artifact([Part(text="late")])
+                late_sent.set()
+
+            self.left = asyncio.get_running_loop().create_task(later())
+            await updater.requires_input(updater.new_agent_message([Part(text="more?")]))
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    caplog.set_level(logging.WARNING, "a2a_bridges.sdk")
+    async with served(adapter, from_executor(Leaves()), CARD, streaming=False) as peer:
+        task = (await peer.send("x")).task
+        with anyio.fail_after(10):
+            await late_sent.wait()
+        stored = await peer.get(task.id)
+    assert stored.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert list(stored.artifacts) == []
+    assert "after its run ended: dropped" in caplog.text

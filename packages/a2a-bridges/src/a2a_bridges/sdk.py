@@ -161,9 +161,19 @@ class _TaskQueue(EventQueue):
         #: A message-only reply (a lone ``Message`` before any task event).
         self.reply: Message | None = None
         self._in_task = ctx.is_follow_up
+        #: Set once the run is over: an event enqueued later (by a task the executor left
+        #: behind) is dropped, as the SDK's contract says the queue is no longer its.
+        self.closed = False
 
     async def enqueue_event(self, event: Any) -> None:
         ctx = self._ctx
+        if self.closed:
+            logger.warning(
+                "the executor enqueued a %s for task %s after its run ended: dropped",
+                type(event).__name__,
+                ctx.task_id,
+            )
+            return
         if isinstance(event, pb.Message):
             await self._message(event)
         elif isinstance(event, pb.TaskStatusUpdateEvent):
@@ -290,6 +300,8 @@ def from_executor(executor: AgentExecutor, *, cancel_grace: float = CANCEL_GRACE
                             cancel_grace,
                         )
                 raise
+            finally:
+                queue.closed = True
         if failure:
             raise failure[0]
         return queue.reply
