@@ -258,11 +258,11 @@ async def _run(
         )
         try:
             async for event in stream:
-                events.queue.put_nowait(event)
+                await events.queue.put(event)
         except Exception as exc:
-            events.queue.put_nowait(_Raised(exc))
+            await events.queue.put(_Raised(exc))
         else:
-            events.queue.put_nowait(_END)
+            await events.queue.put(_END)
         finally:
             await stream.aclose()  # no-op once finished; closes it on any other way out
 
@@ -284,13 +284,18 @@ async def _run(
 
 _END = object()
 
+#: How many of a run's events may wait between the graph and the task's writes.
+EVENTS_BUFFERED = 64
+
 
 class _Events:
     """What the reading task put in its queue, as an async iterator (the run's exception
     raised at its place)."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()  # unbounded: the reader never waits
+        # Bounded: a run that produces faster than the task is written waits for it (the
+        # reader is paced by the store), rather than piling its events up here.
+        self.queue: asyncio.Queue[Any] = asyncio.Queue(EVENTS_BUFFERED)
 
     def __aiter__(self) -> _Events:
         return self
