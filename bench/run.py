@@ -81,6 +81,15 @@ SERVERS: tuple[Server, ...] = (
     ),
     Server("sdk-ht", "sdk", "httptools", "sdk", "a2a-sdk, uvicorn httptools+uvloop"),
     Server("ours-aio", "a2aserve-aiohttp", "-", "ours", "a2aserve-aiohttp, aiohttp"),
+    # The SDK's own executor (the same agent as the sdk rows) on our server, through
+    # a2a_bridges.sdk: what an SDK user gets by moving over without rewriting the agent.
+    Server(
+        "bridged-h11",
+        "a2aserve-bridged",
+        "h11",
+        "ours",
+        "a2aserve-starlette + the SDK's executor (a2a_bridges.sdk), uvicorn h11+asyncio",
+    ),
     Server("bare-aio", "bare-aiohttp", "-", "bare", "bare aiohttp"),
 )
 #: The stack a server runs on: ratios to "bare" and "sdk" compare rows of the same stack.
@@ -93,6 +102,7 @@ STACK_OF = {
     "sdk-ht": "ht",
     "ours-aio": "aio",
     "bare-aio": "aio",
+    "bridged-h11": "h11",
 }
 
 

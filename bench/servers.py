@@ -43,7 +43,14 @@ import msgspec
 from a2a_core.protocol import ProtocolOptions
 
 HOST = "127.0.0.1"
-KINDS = ("a2aserve-starlette", "a2aserve-aiohttp", "sdk", "bare-starlette", "bare-aiohttp")
+KINDS = (
+    "a2aserve-starlette",
+    "a2aserve-aiohttp",
+    "a2aserve-bridged",
+    "sdk",
+    "bare-starlette",
+    "bare-aiohttp",
+)
 STACKS = ("h11", "httptools")
 CARD_PATH = "/.well-known/agent-card.json"
 
@@ -63,9 +70,10 @@ def chunk_text(i: int) -> str:
 # --- ours --------------------------------------------------------------------------------
 
 
-def our_server(base_url: str, backend: Any = None) -> Any:
+def our_server(base_url: str, backend: Any = None, agent: Any = None) -> Any:
     """The A2AServer of the benchmarks (in-memory store and event log, default bounds,
-    unless a ``backend`` is given: ``bench/sql_bench.py``)."""
+    unless a ``backend`` is given: ``bench/sql_bench.py``), running the benchmarks' agent,
+    or ``agent`` (the SDK's executor through its bridge: ``a2aserve-bridged``)."""
     import anyio
 
     from a2a_core.server import A2AServer, TaskContext
@@ -96,7 +104,7 @@ def our_server(base_url: str, backend: Any = None) -> Any:
             )
         await ctx.complete()
 
-    async def agent(ctx: TaskContext) -> Any:
+    async def native(ctx: TaskContext) -> Any:
         command, _, rest = ctx.text.partition(" ")
         if command == "stream":
             await stream(ctx, int(rest))
@@ -113,6 +121,8 @@ def our_server(base_url: str, backend: Any = None) -> Any:
             return Message(message_id=new_id(), role=Role.AGENT, parts=[Part(text="released")])
         return ctx.text
 
+    if agent is None:
+        agent = native
     card = AgentCard(
         name="Bench",
         description="Echoes the text it receives; streams chunks on request.",
@@ -304,6 +314,16 @@ def serve_a2a_starlette(port: int, stack: str) -> None:
     run_uvicorn(A2AStarlette(our_server(f"http://{HOST}:{port}")), port, stack)
 
 
+def serve_a2a_bridged(port: int, stack: str) -> None:
+    """Our Starlette adapter serving the SDK's executor (`sdk_executor`) through
+    ``a2a_bridges.sdk.from_executor``: an SDK user's agent, moved over unchanged."""
+    from a2a_bridges.sdk import from_executor
+    from a2a_starlette import A2AStarlette
+
+    server = our_server(f"http://{HOST}:{port}", agent=from_executor(sdk_executor()))
+    run_uvicorn(A2AStarlette(server), port, stack)
+
+
 def serve_a2a_aiohttp(port: int) -> None:
     from aiohttp import web
 
@@ -341,24 +361,14 @@ def sdk_app(base_url: str, task_store: Any = None) -> Any:
     return Starlette(routes=routes)
 
 
-def sdk_request_handler(interfaces: list[Any], task_store: Any = None) -> tuple[Any, Any]:
-    """The official SDK's ``DefaultRequestHandler`` running the benchmarks' agent
-    (`SdkExecutor` below) on its ``InMemoryTaskStore`` (unless a ``task_store`` is given),
-    and its card listing ``interfaces``: what its HTTP routes (`sdk_app`) and its gRPC
-    servicer (``bench/grpc_servers.py``) serve."""
+def sdk_executor() -> Any:
+    """The benchmarks' agent on the SDK's executor API (`SdkExecutor`): what the SDK's
+    handler runs, and what ``a2aserve-bridged`` runs through our bridge."""
     from a2a.helpers.proto_helpers import new_task_from_user_message
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
-    from a2a.server.request_handlers import DefaultRequestHandler
-    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-    from a2a.types import (
-        AgentCapabilities,
-        AgentCard,
-        AgentSkill,
-        Message,
-        Part,
-        Role,
-    )
+    from a2a.server.tasks import TaskUpdater
+    from a2a.types import Message, Part, Role
 
     gates: dict[str, asyncio.Event] = {}
 
@@ -409,6 +419,18 @@ def sdk_request_handler(interfaces: list[Any], task_store: Any = None) -> tuple[
         async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
             raise NotImplementedError
 
+    return SdkExecutor()
+
+
+def sdk_request_handler(interfaces: list[Any], task_store: Any = None) -> tuple[Any, Any]:
+    """The official SDK's ``DefaultRequestHandler`` running the benchmarks' agent
+    (`sdk_executor`) on its ``InMemoryTaskStore`` (unless a ``task_store`` is given),
+    and its card listing ``interfaces``: what its HTTP routes (`sdk_app`) and its gRPC
+    servicer (``bench/grpc_servers.py``) serve."""
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.tasks import InMemoryTaskStore
+    from a2a.types import AgentCapabilities, AgentCard, AgentSkill
+
     card = AgentCard(
         name="Bench",
         description="Echoes the text it receives; streams chunks on request.",
@@ -428,7 +450,7 @@ def sdk_request_handler(interfaces: list[Any], task_store: Any = None) -> tuple[
         ],
     )
     handler = DefaultRequestHandler(
-        agent_executor=SdkExecutor(),
+        agent_executor=sdk_executor(),
         task_store=InMemoryTaskStore() if task_store is None else task_store,
         agent_card=card,
     )
@@ -733,6 +755,8 @@ def serve(kind: str, port: int, stack: str) -> None:
         serve_a2a_starlette(port, stack)
     elif kind == "a2aserve-aiohttp":
         serve_a2a_aiohttp(port)
+    elif kind == "a2aserve-bridged":
+        serve_a2a_bridged(port, stack)
     elif kind == "sdk":
         serve_sdk(port, stack)
     elif kind == "bare-starlette":
