@@ -11,9 +11,9 @@ turns such an executor into the agent :class:`~a2a_core.server.A2AServer` takes:
 - every event it enqueues (``Task``, ``Message``, ``TaskStatusUpdateEvent``,
   ``TaskArtifactUpdateEvent``) becomes our task's event when it is enqueued, in the
   executor's order, so streams are live and the SDK's ``TaskUpdater`` works unchanged;
-- a client's cancel calls ``executor.cancel`` and then stops ``execute`` itself (executors
-  do not stop of their own accord); an executor that raises fails the task with a generic
-  message, the details going to the log.
+- a client's cancel stops ``execute`` itself (executors do not stop of their own accord
+  when told) and then calls ``executor.cancel``; an executor that raises fails the task
+  with a generic message, the details going to the log.
 
 Messages and tasks cross between the SDK's protobuf classes and our Structs as protobuf bytes
 (``a2a_core.grpc``'s codec), so what the executor writes is validated as a request is.
@@ -22,6 +22,7 @@ Messages and tasks cross between the SDK's protobuf classes and our Structs as p
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -54,7 +55,7 @@ logger = logging.getLogger("a2a_bridges.sdk")
 #: executor that wants more of the call than the SDK's context carries.
 CALL_STATE_KEY = "a2a_core.task_context"
 
-#: How long ``executor.cancel`` may take, and then ``execute`` to unwind, by default.
+#: How long ``executor.cancel`` may take, by default, before it is abandoned.
 CANCEL_GRACE = 5.0
 
 
@@ -258,52 +259,25 @@ class _TaskQueue(EventQueue):
 def from_executor(executor: AgentExecutor, *, cancel_grace: float = CANCEL_GRACE) -> Agent:
     """An agent that runs ``executor`` for every message.
 
-    ``cancel_grace``: how long ``executor.cancel`` may take when the task is canceled (or
-    the server stops it) before it is abandoned, and then how long ``execute`` may take to
-    unwind once it is cancelled before a warning says it has not (it is cancelled again at
-    each of its awaits until it stops).
+    ``execute`` runs in the agent's own task: a cancel of the task (or a guard, or the
+    server's shutdown) cancels it at its current await, as it would any agent, and then
+    ``executor.cancel`` is called, bounded by ``cancel_grace`` seconds.
     """
 
     async def agent(ctx: TaskContext) -> Message | None:
         queue = _TaskQueue(ctx)
         request_context = _request_context(ctx)
-        finished = anyio.Event()
-        # execute() runs shielded from the server's cancel, so that on a cancel the executor
-        # hears of it (cancel()) while execute is still running, as the SDK does it, and is
-        # then stopped by this scope.
-        run_scope = anyio.CancelScope(shield=True)
-        failure: list[BaseException] = []
-
-        async def run() -> None:
-            with run_scope:
-                try:
-                    await executor.execute(request_context, queue)
-                except Exception as exc:
-                    failure.append(exc)
-                finally:
-                    finished.set()
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(run)
-            try:
-                await finished.wait()
-            except anyio.get_cancelled_exc_class():
+        try:
+            await executor.execute(request_context, queue)
+        except anyio.get_cancelled_exc_class():
+            # Ours only when this agent is being stopped (its scope cancelled: no time
+            # left); a cancellation of the executor's own making is its own to handle.
+            if anyio.current_effective_deadline() == -math.inf:
                 with anyio.CancelScope(shield=True):
                     await _cancel(executor, ctx, queue, cancel_grace)
-                    run_scope.cancel()
-                    with anyio.move_on_after(cancel_grace):
-                        await finished.wait()
-                    if not finished.is_set():
-                        logger.warning(
-                            "the executor of task %s did not stop within %.1f s of its cancel",
-                            ctx.task_id,
-                            cancel_grace,
-                        )
-                raise
-            finally:
-                queue.closed = True
-        if failure:
-            raise failure[0]
+            raise
+        finally:
+            queue.closed = True
         return queue.reply
 
     return agent
@@ -312,9 +286,9 @@ def from_executor(executor: AgentExecutor, *, cancel_grace: float = CANCEL_GRACE
 async def _cancel(
     executor: AgentExecutor, ctx: TaskContext, queue: _TaskQueue, grace: float
 ) -> None:
-    """Tell the executor its task is being canceled, as the SDK does: a context with the
-    caller, the ids and the task, no message. What it enqueues after the task ended is
-    dropped; an executor that cannot cancel (ADK's raises) is only logged."""
+    """Tell the executor its task was canceled, with the context the SDK gives ``cancel``:
+    the caller, the ids and the task, no message. What it enqueues after the task ended is
+    dropped; an executor whose cancel raises is only logged."""
     task = ctx.task
     context = RequestContext(
         call_context=_call_context(ctx),
