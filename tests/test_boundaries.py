@@ -48,7 +48,13 @@ def _core_imports(path: Path) -> list[tuple[int, str, str]]:
 
 def test_there_are_packages_to_check() -> None:
     sources = {path.relative_to(PACKAGES).parts[0] for path in _sources()}
-    assert {"a2a-starlette", "a2a-aiohttp", "a2a-grpc", "a2a-bridges", *BACKENDS} <= sources  # folders
+    assert {
+        "a2a-starlette",
+        "a2a-aiohttp",
+        "a2a-grpc",
+        "a2a-bridges",
+        *BACKENDS,
+    } <= sources  # folders
 
 
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: str(p.relative_to(PACKAGES)))

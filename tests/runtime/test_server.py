@@ -929,3 +929,20 @@ async def test_every_protocol_option_reaches_the_protocol() -> None:
     assert "nesting" in json.loads(deep.body)["error"]["message"]
     assert isinstance(silent, HttpResponse) and silent.status == 204 and silent.body == b""
     assert isinstance(at_root, HttpResponse) and at_root.status == 404
+
+
+async def test_an_agent_can_create_its_task_first_and_end_it_canceled() -> None:
+    seen: list[str] = []
+
+    async def agent(ctx: TaskContext) -> None:
+        await ctx.submitted()
+        assert ctx.task is not None
+        seen.append(ctx.task.status.state.value)
+        await ctx.submitted()  # once it exists, nothing more happens
+        await ctx.cancel("Gave up on my own")
+
+    async with A2AServer(agent, card=make_card()) as server:
+        task = (await Client(server).result("SendMessage", send_params()))["task"]
+    assert seen == ["TASK_STATE_SUBMITTED"]
+    assert task["status"]["state"] == "TASK_STATE_CANCELED"
+    assert task["status"]["message"]["parts"] == [{"text": "Gave up on my own"}]

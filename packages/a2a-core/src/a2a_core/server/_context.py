@@ -25,8 +25,9 @@ class TaskContext:
     (activated URIs), ``configuration``, ``call``.
 
     Reporting: ``submitted``, ``working``, ``artifact``, ``input_required``,
-    ``auth_required``, ``complete``, ``fail``, ``reject``, ``cancel``. The task is created on the first report (a reply
-    with only a message creates none); after a terminal report, further reports are ignored.
+    ``auth_required``, ``complete``, ``fail``, ``reject``, ``cancel``. The task is created
+    on the first report (a reply with only a message creates none); after a terminal
+    report, further reports are ignored.
     """
 
     def __init__(self, handle: TaskHandle, invocation: Invocation) -> None:
