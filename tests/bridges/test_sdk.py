@@ -445,3 +445,26 @@ async def test_an_event_enqueued_after_the_run_is_dropped(
     assert stored.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     assert list(stored.artifacts) == []
     assert "after its run ended: dropped" in caplog.text
+
+
+async def test_status_metadata_reaches_the_event_and_the_task(adapter: str) -> None:
+    class Tagged(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            assert context.message is not None
+            announced = new_task_from_user_message(context.message)
+            announced.metadata.update({"app": "tagged"})
+            await event_queue.enqueue_event(announced)
+            updater = TaskUpdater(event_queue, context.task_id or "", context.context_id or "")
+            await updater.update_status(TaskState.TASK_STATE_WORKING, metadata={"step": 1})
+            await updater.complete()
+
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            raise NotImplementedError
+
+    async with served(adapter, from_executor(Tagged()), CARD) as peer:
+        events = [e async for e in peer.stream("x")]
+        stored = await peer.get(events[0].task.id)
+    working = next(e.status_update for e in events if e.HasField("status_update"))
+    # The announced task's metadata went with the executor's next status report.
+    assert dict(working.metadata) == {"app": "tagged", "step": 1}
+    assert dict(stored.metadata) == {"app": "tagged", "step": 1}

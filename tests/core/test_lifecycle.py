@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+import msgspec
 import pytest
 
 from a2a_core import types as t
@@ -102,6 +103,21 @@ def test_a_status_update_replaces_the_status_and_keeps_the_old_message_in_histor
     # Restating the same message object does not copy it into history.
     again = apply_event(asking, _status(S.INPUT_REQUIRED, question))
     assert again.history == [USER]
+
+
+def test_a_status_update_merges_its_metadata_into_the_task() -> None:
+    start = msgspec.structs.replace(TASK, metadata={"keep": 1, "step": 0})
+    update = t.StreamResponse(
+        status_update=t.TaskStatusUpdateEvent(
+            task_id="t",
+            context_id="c",
+            status=t.TaskStatus(state=S.WORKING),
+            metadata={"step": 1},
+        )
+    )
+    assert apply_event(start, update).metadata == {"keep": 1, "step": 1}
+    # Without metadata, the task's stays as it is.
+    assert apply_event(start, _status(S.WORKING)).metadata == {"keep": 1, "step": 0}
 
 
 def test_a_status_update_is_checked_against_the_table() -> None:

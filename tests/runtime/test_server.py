@@ -946,3 +946,18 @@ async def test_an_agent_can_create_its_task_first_and_end_it_canceled() -> None:
     assert seen == ["TASK_STATE_SUBMITTED"]
     assert task["status"]["state"] == "TASK_STATE_CANCELED"
     assert task["status"]["message"]["parts"] == [{"text": "Gave up on my own"}]
+
+
+async def test_status_reports_carry_metadata_that_the_task_takes() -> None:
+    async def agent(ctx: TaskContext) -> None:
+        await ctx.working("on it", metadata={"step": 1, "tool": "search"})
+        await ctx.complete(metadata={"step": 2})
+
+    async with A2AServer(agent, card=make_card()) as server:
+        client = Client(server)
+        frames = await client.stream("SendStreamingMessage", send_params())
+        task_id = frames[0][1]["result"]["task"]["id"]
+        stored = await client.result("GetTask", {"id": task_id})
+    updates = [f[1]["result"]["statusUpdate"] for f in frames if "statusUpdate" in f[1]["result"]]
+    assert [u.get("metadata") for u in updates] == [{"step": 1, "tool": "search"}, {"step": 2}]
+    assert stored["metadata"] == {"step": 2, "tool": "search"}  # merged, later wins

@@ -33,6 +33,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.context import ServerCallContext
 from a2a.server.events import EventQueue
 from a2a.types import a2a_pb2 as pb
+from google.protobuf import json_format
 
 from a2a_bridges._card import agent_card, skill
 from a2a_core.auth import AuthenticatedIdentity
@@ -107,6 +108,14 @@ _NO_INTERFACE = pb.AgentInterface(
 )
 
 
+def _metadata(event: pb.TaskStatusUpdateEvent | pb.Task) -> dict[str, Any] | None:
+    """An event's metadata as JSON values (``None`` without any)."""
+    if not event.HasField("metadata"):
+        return None
+    metadata: dict[str, Any] = json_format.MessageToDict(event.metadata)
+    return metadata or None
+
+
 def _agent_message(message: pb.Message) -> Message:
     """An agent's message, its ``message_id`` filled in when the executor left it empty."""
     if not message.message_id:
@@ -165,6 +174,7 @@ class _TaskQueue(EventQueue):
         #: Set once the run is over: an event enqueued later (by a task the executor left
         #: behind) is dropped, as the SDK's contract says the queue is no longer its.
         self.closed = False
+        self._held_metadata: dict[str, Any] | None = None
 
     async def enqueue_event(self, event: Any) -> None:
         ctx = self._ctx
@@ -180,7 +190,7 @@ class _TaskQueue(EventQueue):
         elif isinstance(event, pb.TaskStatusUpdateEvent):
             self._enter_task(event)
             status: TaskStatus = _from_pb(event.status, TaskStatus)
-            await self._status(status.state, status.message)
+            await self._status(status.state, status.message, _metadata(event))
         elif isinstance(event, pb.TaskArtifactUpdateEvent):
             self._enter_task(event)
             artifact = _from_pb(event.artifact, Artifact)
@@ -231,27 +241,37 @@ class _TaskQueue(EventQueue):
             if artifact.artifact_id not in known:
                 await ctx.artifact(_from_pb(artifact, Artifact))
         status: TaskStatus = _from_pb(task.status, TaskStatus)
-        if status.state is not TaskState.SUBMITTED or status.message is not None:
-            await self._status(status.state, status.message)
+        metadata = _metadata(task)
+        if status.state is not TaskState.SUBMITTED or status.message is not None or metadata:
+            await self._status(status.state, status.message, metadata)
 
-    async def _status(self, state: TaskState, message: Message | None) -> None:
+    async def _status(
+        self, state: TaskState, message: Message | None, metadata: dict[str, Any] | None = None
+    ) -> None:
         ctx = self._ctx
+        if self._held_metadata:
+            metadata = {**self._held_metadata, **(metadata or {})}
+            self._held_metadata = None
         if state is TaskState.SUBMITTED:
-            await ctx.submitted()  # SUBMITTED is where a task starts, not a step back to
+            # Where a task starts, not a step back to. Metadata reported with it goes with
+            # the next status the executor reports (a status write is how it reaches the
+            # task), rather than moving the task on by itself.
+            await ctx.submitted()
+            self._held_metadata = metadata
         elif state is TaskState.WORKING:
-            await ctx.working(message)
+            await ctx.working(message, metadata=metadata)
         elif state is TaskState.COMPLETED:
-            await ctx.complete(message)
+            await ctx.complete(message, metadata=metadata)
         elif state is TaskState.FAILED:
-            await ctx.fail(message)
+            await ctx.fail(message, metadata=metadata)
         elif state is TaskState.CANCELED:
-            await ctx.cancel(message)
+            await ctx.cancel(message, metadata=metadata)
         elif state is TaskState.REJECTED:
-            await ctx.reject(message)
+            await ctx.reject(message, metadata=metadata)
         elif state is TaskState.INPUT_REQUIRED:
-            await ctx.input_required(message or "")
+            await ctx.input_required(message or "", metadata=metadata)
         elif state is TaskState.AUTH_REQUIRED:
-            await ctx.auth_required(message or "")
+            await ctx.auth_required(message or "", metadata=metadata)
         else:
             raise InvalidExecutorEventError(f"the executor reported the task {state.name}")
 

@@ -77,7 +77,8 @@ def apply_event(task: Task, event: StreamResponse) -> Task:
     """The task after one event of its own stream.
 
     - status update: the transition is checked, the previous status message (if any) moves
-      into ``history``, and the new status replaces the old;
+      into ``history``, and the new status replaces the old; the update's metadata, if any,
+      is merged into the task's (as the official SDK's task manager does);
     - artifact update: a new ``artifactId`` is added; an existing one is replaced, or, with
       ``append``, gets the chunk's parts appended (and its metadata merged);
     - message: appended to ``history``;
@@ -102,6 +103,11 @@ def _apply_status(task: Task, update: TaskStatusUpdateEvent) -> Task:
     previous = task.status.message
     if previous is not None and previous is not update.status.message:
         history = [*history, previous]
+    if update.metadata:
+        metadata = {**task.metadata, **update.metadata}
+        return msgspec.structs.replace(
+            task, status=update.status, history=history, metadata=metadata
+        )
     return msgspec.structs.replace(task, status=update.status, history=history)
 
 

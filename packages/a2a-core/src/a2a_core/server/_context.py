@@ -25,9 +25,10 @@ class TaskContext:
     (activated URIs), ``configuration``, ``call``.
 
     Reporting: ``submitted``, ``working``, ``artifact``, ``input_required``,
-    ``auth_required``, ``complete``, ``fail``, ``reject``, ``cancel``. The task is created
-    on the first report (a reply with only a message creates none); after a terminal
-    report, further reports are ignored.
+    ``auth_required``, ``complete``, ``fail``, ``reject``, ``cancel``; each status report
+    may carry ``metadata``, which its update event carries and the task's metadata takes
+    (merged). The task is created on the first report (a reply with only a message creates
+    none); after a terminal report, further reports are ignored.
     """
 
     def __init__(self, handle: TaskHandle, invocation: Invocation) -> None:
@@ -107,34 +108,69 @@ class TaskContext:
         before its first step, as a bridged framework announcing its task does."""
         await self._handle.ensure()
 
-    async def working(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+    async def working(
+        self,
+        message: str | Sequence[Part] | Part | Message | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """The agent is working (optionally saying on what)."""
-        await self._status(TaskState.WORKING, message)
+        await self._status(TaskState.WORKING, message, metadata)
 
-    async def input_required(self, message: str | Sequence[Part] | Part | Message) -> None:
+    async def input_required(
+        self,
+        message: str | Sequence[Part] | Part | Message,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """Ask the client for more input; the next message with this task id continues."""
-        await self._status(TaskState.INPUT_REQUIRED, message)
+        await self._status(TaskState.INPUT_REQUIRED, message, metadata)
 
-    async def auth_required(self, message: str | Sequence[Part] | Part | Message) -> None:
+    async def auth_required(
+        self,
+        message: str | Sequence[Part] | Part | Message,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """The client must authenticate out-of-band before the task can go on."""
-        await self._status(TaskState.AUTH_REQUIRED, message)
+        await self._status(TaskState.AUTH_REQUIRED, message, metadata)
 
-    async def complete(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+    async def complete(
+        self,
+        message: str | Sequence[Part] | Part | Message | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """The task is done."""
-        await self._status(TaskState.COMPLETED, message)
+        await self._status(TaskState.COMPLETED, message, metadata)
 
-    async def fail(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+    async def fail(
+        self,
+        message: str | Sequence[Part] | Part | Message | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """The task failed."""
-        await self._status(TaskState.FAILED, message)
+        await self._status(TaskState.FAILED, message, metadata)
 
-    async def reject(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+    async def reject(
+        self,
+        message: str | Sequence[Part] | Part | Message | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """The agent refuses the task."""
-        await self._status(TaskState.REJECTED, message)
+        await self._status(TaskState.REJECTED, message, metadata)
 
-    async def cancel(self, message: str | Sequence[Part] | Part | Message | None = None) -> None:
+    async def cancel(
+        self,
+        message: str | Sequence[Part] | Part | Message | None = None,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         """The agent ends the task as canceled of its own accord (a client's cancel needs no
         call: the task is already CANCELED when the agent is stopped)."""
-        await self._status(TaskState.CANCELED, message)
+        await self._status(TaskState.CANCELED, message, metadata)
 
     async def artifact(
         self,
@@ -168,7 +204,11 @@ class TaskContext:
         return agent_message(content, task_id=self.task_id, context_id=self.context_id)
 
     async def _status(
-        self, state: TaskState, message: str | Sequence[Part] | Part | Message | None
+        self,
+        state: TaskState,
+        message: str | Sequence[Part] | Part | Message | None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> None:
         writer = await self._handle.ensure()
-        await writer.status(state, None if message is None else self.agent_message(message))
+        agent_message = None if message is None else self.agent_message(message)
+        await writer.status(state, agent_message, metadata)

@@ -321,14 +321,24 @@ class TaskWriter:
         )
         return await self.emit(StreamResponse(artifact_update=update))
 
-    async def status(self, state: TaskState, message: Message | None = None) -> bool:
-        """Move the task to ``state`` (with an optional status message)."""
+    async def status(
+        self,
+        state: TaskState,
+        message: Message | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Move the task to ``state`` (with an optional status message, and metadata that
+        the update carries and the task's metadata takes)."""
         task = self._stored.task
-        update = TaskStatusUpdateEvent(
-            task_id=task.id,
-            context_id=task.context_id,
-            status=TaskStatus(state=state, message=message, timestamp=utc_now()),
-        )
+        status = TaskStatus(state=state, message=message, timestamp=utc_now())
+        if metadata:
+            update = TaskStatusUpdateEvent(
+                task_id=task.id, context_id=task.context_id, status=status, metadata=dict(metadata)
+            )
+        else:
+            update = TaskStatusUpdateEvent(
+                task_id=task.id, context_id=task.context_id, status=status
+            )
         return await self.emit(StreamResponse(status_update=update))
 
     async def cancel(self) -> Task:
