@@ -5,6 +5,7 @@ client over real HTTP."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,8 +33,8 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 from typing_extensions import TypedDict
 
-from a2a_bridges.langgraph import METADATA_KEY, card, from_graph
-from a2a_core.server import TaskContext
+from a2a_bridges.langgraph import METADATA_KEY, card, from_graph, thread_of
+from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentSkill
 from bridges.harness import artifact_text, joined, served, status_text
 
@@ -53,6 +54,11 @@ def graph_of(*nodes: Node, name: str = "LangGraph", checkpointer: Any = None) ->
         previous = node.__name__
     builder.add_edge(previous, END)
     return builder.compile(checkpointer=checkpointer or MemorySaver(), name=name)
+
+
+def thread(context_id: str, owner: str = "") -> str:
+    """The LangGraph thread of a context of ``owner`` (anonymous by default)."""
+    return json.dumps([owner, context_id])
 
 
 def fake_model(*replies: str, streaming: bool = True) -> GenericFakeChatModel:
@@ -192,8 +198,9 @@ async def test_a_second_task_in_the_context_sees_the_first_turn(adapter: str) ->
         other = (await peer.send("who am I?")).task
     assert other.context_id != first.context_id
     assert artifact_text(other) == "seen: who am I?"
-    # The checkpointer holds the thread under the context id, the earlier answers with it.
-    state = await graph.aget_state({"configurable": {"thread_id": first.context_id}})
+    # The checkpointer holds the thread under the caller and the context id, the earlier
+    # answers with it.
+    state = await graph.aget_state({"configurable": {"thread_id": thread(first.context_id)}})
     assert [m.text for m in state.values["messages"]] == [
         "my name is Ada",
         "seen: my name is Ada",
@@ -248,13 +255,53 @@ async def test_runs_of_one_context_take_turns(adapter: str) -> None:
         ]
     # The second run started from the first one's checkpoint, not beside it.
     assert [artifact_text(t) for t in done] == ["seen: one", "seen: one | two"]
-    state = await graph.aget_state({"configurable": {"thread_id": first.context_id}})
+    state = await graph.aget_state({"configurable": {"thread_id": thread(first.context_id)}})
     assert [m.text for m in state.values["messages"]] == [
         "one",
         "seen: one",
         "two",
         "seen: one | two",
     ]
+
+
+async def test_two_callers_naming_one_context_have_two_threads() -> None:
+    from helpers.a2a_client import Client, user_message
+
+    async def recall(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage("seen: " + " | ".join(humans(state["messages"])))]}
+
+    graph = graph_of(recall)
+    async with A2AServer(from_graph(graph), card=card(graph)) as server:
+        alice = Client(server, identity={"sub": "alice"})
+        bob = Client(server, identity={"sub": "bob"})
+        said = user_message("my PIN is 1234", context_id="shared")
+        first = await alice.result("SendMessage", {"message": said})
+        asked = user_message("what is my PIN?", context_id="shared", mid="m2")
+        second = await bob.result("SendMessage", {"message": asked})
+    assert first["task"]["artifacts"][0]["parts"][0]["text"] == "seen: my PIN is 1234"
+    # Bob named Alice's context id and got a conversation of his own.
+    assert second["task"]["artifacts"][0]["parts"][0]["text"] == "seen: what is my PIN?"
+    state = await graph.aget_state({"configurable": {"thread_id": thread("shared", "alice")}})
+    assert humans(state.values["messages"]) == ["my PIN is 1234"]
+
+
+async def test_the_thread_can_be_chosen(adapter: str) -> None:
+    async def recall(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage("seen: " + " | ".join(humans(state["messages"])))]}
+
+    graph = graph_of(recall)
+    chosen: list[str] = []
+
+    def one_thread(ctx: TaskContext) -> str:
+        chosen.append(thread_of(ctx))
+        return "everyone"
+
+    bridged = from_graph(graph, thread_id=one_thread)
+    async with served(adapter, bridged, card(graph), streaming=False) as peer:
+        await peer.send("one")
+        task = (await peer.send("two")).task  # another context, the same thread
+    assert artifact_text(task) == "seen: one | two"
+    assert chosen[1] == thread(task.context_id)
 
 
 @dataclass
@@ -287,8 +334,8 @@ async def test_config_and_context_are_made_from_the_task_context(adapter: str) -
         task = (await peer.send("ada")).task
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert artifact_text(task) == "Hi ADA"
-    # The thread is the context's, whatever the config said.
-    state = await graph.aget_state({"configurable": {"thread_id": task.context_id}})
+    # The thread is the bridge's, whatever the config said.
+    state = await graph.aget_state({"configurable": {"thread_id": thread(task.context_id)}})
     assert humans(state.values["messages"]) == ["ada"]
 
 
@@ -316,7 +363,7 @@ async def test_an_interrupt_asks_and_the_answer_resumes_the_graph(adapter: str) 
     assert done.id == asked.id
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert artifact_text(done) == "Hello, Ada!"
-    state = await graph.aget_state({"configurable": {"thread_id": asked.context_id}})
+    state = await graph.aget_state({"configurable": {"thread_id": thread(asked.context_id)}})
     assert state.interrupts == ()
     # The answer resumed the node: it is not a message of the conversation.
     assert [m.text for m in state.values["messages"]] == ["hi", "Hello, Ada!"]
@@ -362,7 +409,7 @@ async def test_a_new_task_while_an_interrupt_is_pending_starts_afresh(adapter: s
         done = (await peer.send("Cy", task_id=late.id, context_id=late.context_id)).task
     assert done.status.state == TaskState.TASK_STATE_COMPLETED
     assert artifact_text(done) == "Hello, Cy!"
-    state = await graph.aget_state({"configurable": {"thread_id": asked.context_id}})
+    state = await graph.aget_state({"configurable": {"thread_id": thread(asked.context_id)}})
     assert humans(state.values["messages"]) == ["hi", "Bob", "Ada"]
 
 
@@ -511,6 +558,21 @@ async def test_a_node_that_raises_fails_the_task_without_its_text(adapter: str) 
     assert artifact_text(task) == "partial answer"  # what the graph produced before
 
 
+class Halt(BaseException):
+    """Not an ``Exception``: what LangGraph lets through as it is."""
+
+
+async def test_a_run_stopped_from_inside_fails_rather_than_hangs(adapter: str) -> None:
+    async def stopping(state: MessagesState) -> dict[str, Any]:
+        raise Halt  # not the server's cancel, and not an error of the run's
+
+    graph = graph_of(stopping)
+    async with served(adapter, from_graph(graph), card(graph), streaming=False) as peer:
+        with anyio.fail_after(10):
+            task = (await peer.send("hi")).task
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+
+
 # --- card and refusals ----------------------------------------------------------------------
 
 
@@ -550,7 +612,7 @@ async def test_tool_calls_and_tool_results_are_not_part_of_the_reply(adapter: st
         task = (await peer.send("weather in Paris?")).task
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert [joined(a.parts) for a in task.artifacts] == ["It is sunny in Paris."]
-    state = await graph.aget_state({"configurable": {"thread_id": task.context_id}})
+    state = await graph.aget_state({"configurable": {"thread_id": thread(task.context_id)}})
     tool_results = [m for m in state.values["messages"] if isinstance(m, ToolMessage)]
     assert [m.text for m in tool_results] == ["sunny in Paris"]
 

@@ -529,6 +529,13 @@ async def test_the_store_evicts_the_least_recently_used_past_its_byte_bound() ->
         InMemoryConversationStore(max_bytes=0)
 
 
+def test_a_history_store_that_would_forget_trimmed_conversations_is_refused() -> None:
+    small = InMemoryConversationStore(max_entry_bytes=1_000)
+    with pytest.raises(ValueError, match="max_entry_bytes"):
+        from_agent(words_agent("ok"), history=small, max_history_bytes=2_000)
+    from_agent(words_agent("ok"), history=small, max_history_bytes=1_000)  # fits: taken
+
+
 async def test_many_contexts_keep_the_bridge_within_its_history_bound(adapter: str) -> None:
     agent = words_agent("ok")
     store = InMemoryConversationStore(max_bytes=20_000)

@@ -260,6 +260,28 @@ async def test_an_executor_that_raises_fails_the_task_cleanly(
     assert "secret internal detail" in caplog.text  # the details went to the log
 
 
+class SelfCancelling(AgentExecutor):
+    """Lets a cancellation of its own making escape (a cancelled inner task awaited)."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        await TaskUpdater(event_queue, context.task_id or "", context.context_id or "").start_work()
+        inner = asyncio.get_running_loop().create_task(asyncio.sleep(30))
+        inner.cancel()
+        await inner
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise AssertionError("no one cancelled the task")
+
+
+async def test_an_executor_whose_own_cancellation_escapes_fails_the_task(adapter: str) -> None:
+    async with served(adapter, from_executor(SelfCancelling()), CARD, streaming=False) as peer:
+        with anyio.fail_after(10):
+            task = (await peer.send("x")).task
+            stored = await peer.get(task.id)
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    assert stored.status.state == TaskState.TASK_STATE_FAILED
+
+
 class Snapshot(AgentExecutor):
     """Reports whole Task objects: one announcing it, one with an artifact and the end."""
 

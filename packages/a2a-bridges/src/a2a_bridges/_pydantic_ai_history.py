@@ -80,12 +80,16 @@ class InMemoryConversationStore:
         return key in self._entries
 
     async def get(self, key: str) -> bytes | None:
+        """The value kept under ``key`` (``None`` when unknown or evicted); it becomes the
+        most recently used."""
         value = self._entries.get(key)
         if value is not None:
             self._entries.move_to_end(key)
         return value
 
     async def put(self, key: str, value: bytes) -> None:
+        """Keep ``value`` under ``key``, evicting the least recently used entries past
+        ``max_bytes``; a value over ``max_entry_bytes`` is not kept (``key`` is forgotten)."""
         self._remove(key)
         if len(value) > self.max_entry_bytes:
             return
@@ -95,6 +99,7 @@ class InMemoryConversationStore:
             self._remove(next(iter(self._entries)))
 
     async def delete(self, key: str) -> None:
+        """Forget ``key`` (no error when it is unknown)."""
         self._remove(key)
 
     def _remove(self, key: str) -> None:

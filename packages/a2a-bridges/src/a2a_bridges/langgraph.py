@@ -1,13 +1,15 @@
 """Serve a compiled LangGraph graph on the A2A server.
 
 ``from_graph(graph)`` turns a graph compiled with a checkpointer into an agent: each A2A
-context is one LangGraph thread (``thread_id`` = the ``contextId``), so the checkpointer
-keeps the conversation across tasks. The user's text goes into the graph as a
-``HumanMessage`` on its ``messages`` key; the AI messages the run produces come back as
-artifacts, token by token while the model streams, each message exactly once. An
-``interrupt()`` in a node puts the task into input-required, and the next message of that
-task resumes the graph with ``Command(resume=...)``. A client's cancel stops the run
-itself: the running node is cancelled, not left to finish unobserved.
+context of one caller is one LangGraph thread (``thread_id`` = the caller's owner key and
+the ``contextId``, see `thread_of`), so the checkpointer keeps the conversation across
+tasks, and a caller who names another's context id starts a thread of its own. The
+user's text goes into the graph as a ``HumanMessage`` on its ``messages`` key; the AI
+messages the run produces come back as artifacts, token by token while the model streams,
+each message exactly once. An ``interrupt()`` in a node puts the task into
+input-required, and the next message of that task resumes the graph with
+``Command(resume=...)``. A client's cancel stops the run itself: the running node is
+cancelled, not left to finish unobserved.
 
 ``card(graph)`` describes the graph as an agent card (its name, its tools as skills).
 
@@ -43,10 +45,10 @@ from langgraph.pregel import Pregel
 from langgraph.types import Command, Interrupt
 
 from a2a_bridges._card import agent_card, skill
-from a2a_core.server import Agent, TaskContext
+from a2a_core.server import Agent, TaskContext, owner_key
 from a2a_core.types import AgentCard, Message, Part, Role, Task, TaskState
 
-__all__ = ["METADATA_KEY", "card", "from_graph"]
+__all__ = ["METADATA_KEY", "card", "from_graph", "thread_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +74,7 @@ def from_graph(
     resume: Callable[[TaskContext], Any] | None = None,
     config: Mapping[str, Any] | Callable[[TaskContext], Mapping[str, Any]] | None = None,
     context: Callable[[TaskContext], Any] | None = None,
+    thread_id: Callable[[TaskContext], str] | None = None,
 ) -> Agent:
     """An agent that runs ``graph`` (compiled with a checkpointer) for each message.
 
@@ -81,9 +84,13 @@ def from_graph(
     - ``resume``: the value an interrupt is resumed with (default: the message's text).
     - ``config``: extra ``RunnableConfig`` for every run (``recursion_limit``,
       ``configurable`` values, callbacks...), or a function of the :class:`TaskContext`
-      returning it; its ``thread_id`` is always the context id.
+      returning it; its ``thread_id`` is always the bridge's.
     - ``context``: a function of the :class:`TaskContext` returning the run's LangGraph
       ``context`` (for a graph with a ``context_schema``: the caller's identity, say).
+    - ``thread_id``: the LangGraph thread of a task (default :func:`thread_of`: the
+      caller's owner key with the context id). Key it by the owner too: context ids are
+      chosen by clients, so a thread keyed by the context id alone lets any caller who
+      learns one read and continue another's conversation.
 
     ``input``, ``resume`` and ``context`` may be async.
 
@@ -101,7 +108,18 @@ def from_graph(
             "builder.compile(checkpointer=MemorySaver()); the bridge keeps each A2A context "
             "as a LangGraph thread, and multi-turn and interrupts need a checkpointer"
         )
-    return _GraphAgent(graph, input_key, input, resume, config, context)
+    return _GraphAgent(graph, input_key, input, resume, config, context, thread_id or thread_of)
+
+
+def thread_of(ctx: TaskContext) -> str:
+    """The default LangGraph ``thread_id`` of a task: ``'["<owner key>", "<contextId>"]'``
+    (a JSON array, so no two callers or contexts share one), the owner key being
+    :func:`a2a_core.server.owner_key` of the caller (``""`` for an anonymous one).
+
+    To read a conversation's state: ``graph.aget_state({"configurable": {"thread_id":
+    thread_of(ctx)}})``, or build the same string from the owner key and context id.
+    """
+    return json.dumps([owner_key(ctx.identity), ctx.context_id])
 
 
 def card(graph: AnyGraph, **overrides: Any) -> AgentCard:
@@ -150,6 +168,7 @@ class _GraphAgent:
         make_resume: Callable[[TaskContext], Any] | None,
         config: Mapping[str, Any] | Callable[[TaskContext], Mapping[str, Any]] | None,
         make_context: Callable[[TaskContext], Any] | None,
+        thread_of: Callable[[TaskContext], str],
     ) -> None:
         self.graph = graph
         self._input_key = input_key
@@ -157,6 +176,7 @@ class _GraphAgent:
         self._make_resume = make_resume
         self._config = config
         self._make_context = make_context
+        self._thread_of = thread_of
         self._threads = _ThreadLocks()
 
     def __repr__(self) -> str:
@@ -165,10 +185,11 @@ class _GraphAgent:
     async def __call__(self, ctx: TaskContext) -> None:
         # The interrupts this task asked the client about, if it is answering one.
         asked = _asked_interrupts(ctx.task) if ctx.is_follow_up else set()
-        config = self._run_config(ctx)
+        thread = self._thread_of(ctx)
+        config = self._run_config(ctx, thread)
         # Runs of one thread one after the other (in this process): two at once would
         # both start from the same checkpoint.
-        async with self._threads.hold(ctx.context_id):
+        async with self._threads.hold(thread):
             snapshot = await self.graph.aget_state(config)
             pending = [i for i in snapshot.interrupts if i.id in asked]
             if pending:
@@ -200,10 +221,10 @@ class _GraphAgent:
         else:
             await ctx.complete()
 
-    def _run_config(self, ctx: TaskContext) -> RunnableConfig:
+    def _run_config(self, ctx: TaskContext, thread: str) -> RunnableConfig:
         given = self._config(ctx) if callable(self._config) else self._config
         config = dict(given or {})
-        config["configurable"] = {**config.get("configurable", {}), "thread_id": ctx.context_id}
+        config["configurable"] = {**config.get("configurable", {}), "thread_id": thread}
         config["metadata"] = {
             **config.get("metadata", {}),
             "a2a_task_id": ctx.task_id,
@@ -261,6 +282,13 @@ async def _run(
                 await events.queue.put(event)
         except Exception as exc:
             await events.queue.put(_Raised(exc))
+        except BaseException as exc:
+            # Not an exception of the run's own: our cancel, or something else stopping
+            # this task (a CancelledError from inside the graph, say). In the second case
+            # the agent still waits for events: it must fail, not hang.
+            if not events.stopping:
+                events.fail(RuntimeError(f"the LangGraph run stopped ({type(exc).__name__})"))
+            raise
         else:
             await events.queue.put(_END)
         finally:
@@ -270,10 +298,13 @@ async def _run(
     try:
         yield events
     finally:
+        events.stopping = True
         if not reader.done():
             reader.cancel()
         with anyio.move_on_after(CLOSE_TIMEOUT, shield=True) as scope:
             await asyncio.wait({reader})
+        if reader.done() and not reader.cancelled():
+            reader.exception()  # retrieved: it was reported through the events
         if scope.cancelled_caught:
             logger.warning(
                 "the LangGraph run of %s did not stop within %ss of its cancel",
@@ -296,11 +327,24 @@ class _Events:
         # Bounded: a run that produces faster than the task is written waits for it (the
         # reader is paced by the store), rather than piling its events up here.
         self.queue: asyncio.Queue[Any] = asyncio.Queue(EVENTS_BUFFERED)
+        #: Set when the agent leaves the run: the reader's cancel is then ours.
+        self.stopping = False
+        self._failed: BaseException | None = None
+
+    def fail(self, error: BaseException) -> None:
+        """End the events with ``error``, from a reader that cannot wait to queue it."""
+        self._failed = error
+        with contextlib.suppress(asyncio.QueueFull):
+            # A full queue means the agent is not waiting: it finds the error once it has
+            # read the queue empty.
+            self.queue.put_nowait(_Raised(error))
 
     def __aiter__(self) -> _Events:
         return self
 
     async def __anext__(self) -> Any:
+        if self._failed is not None and self.queue.empty():
+            raise self._failed
         event = await self.queue.get()
         if event is _END:
             raise StopAsyncIteration
@@ -311,7 +355,7 @@ class _Events:
 
 @dataclass(frozen=True, slots=True)
 class _Raised:
-    exc: Exception
+    exc: BaseException
 
 
 # --- the reply: AI messages as artifacts -------------------------------------------------

@@ -87,7 +87,9 @@ def from_agent(
     - ``history``: where each conversation's messages are kept, serialized. Default: an
       `InMemoryConversationStore` (64 MiB in all, least recently used evicted first).
     - ``max_history_bytes``: each conversation is trimmed to this many serialized bytes
-      before it is stored, dropping its oldest whole turns (1 MiB by default).
+      before it is stored, dropping its oldest whole turns (1 MiB by default). An
+      `InMemoryConversationStore` given as ``history`` must take entries that large
+      (:class:`ValueError` otherwise).
     - ``pending``: where runs waiting on the user are kept, by task id. Default: an
       `InMemoryConversationStore` of 16 MiB in all, 4 MiB per task.
     - ``conversation_key``: the history key of a call. Default: the caller's owner key (see
@@ -105,10 +107,21 @@ def from_agent(
     """
     if max_history_bytes <= 0:
         raise ValueError("max_history_bytes must be positive")
+    if isinstance(history, InMemoryConversationStore) and (
+        history.max_entry_bytes < max_history_bytes
+    ):
+        # The store would forget every conversation that grew past its entry limit.
+        raise ValueError(
+            f"max_history_bytes ({max_history_bytes}) is larger than the history store's "
+            f"max_entry_bytes ({history.max_entry_bytes}): conversations longer than that "
+            "would be forgotten instead of trimmed"
+        )
+    if history is None:
+        history = InMemoryConversationStore(max_entry_bytes=max(2 * MIB, max_history_bytes))
     bridge = _Bridge(
         agent=agent,
         deps=deps,
-        history=history if history is not None else InMemoryConversationStore(),
+        history=history,
         max_history_bytes=max_history_bytes,
         pending=(
             pending

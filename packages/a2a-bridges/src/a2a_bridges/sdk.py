@@ -36,7 +36,6 @@ from a2a.types import a2a_pb2 as pb
 from google.protobuf import json_format
 
 from a2a_bridges._card import agent_card, skill
-from a2a_core.auth import AuthenticatedIdentity
 from a2a_core.grpc import DecodeError, decode_message, encode_message
 from a2a_core.server import Agent, TaskContext, owner_key
 from a2a_core.types import (
@@ -77,12 +76,11 @@ class _Caller(User):
 
     @property
     def user_name(self) -> str:
-        if isinstance(self.identity, AuthenticatedIdentity):
-            return self.identity.subject
-        try:
-            return owner_key(self.identity)
-        except TypeError:  # an identity with no usable key: a name, not an owner
-            return str(self.identity)
+        # The owner key, not the bare subject: ADK keys its sessions by this name, and one
+        # subject from two issuers is two callers. An identity with no key raises
+        # TypeError (the task fails) rather than a guess that could give two callers one
+        # name.
+        return owner_key(self.identity)
 
 
 def _to_pb(value: Any, cls: type[Any]) -> Any:
@@ -289,12 +287,14 @@ def from_executor(executor: AgentExecutor, *, cancel_grace: float = CANCEL_GRACE
         request_context = _request_context(ctx)
         try:
             await executor.execute(request_context, queue)
-        except anyio.get_cancelled_exc_class():
+        except anyio.get_cancelled_exc_class() as exc:
             # Ours only when this agent is being stopped (its scope cancelled: no time
-            # left); a cancellation of the executor's own making is its own to handle.
-            if anyio.current_effective_deadline() == -math.inf:
-                with anyio.CancelScope(shield=True):
-                    await _cancel(executor, ctx, queue, cancel_grace)
+            # left). One of the executor's own making that escapes it is a failure of the
+            # run: re-raised as it is, it would read as a cancel no one asked for.
+            if anyio.current_effective_deadline() != -math.inf:
+                raise RuntimeError("the executor raised a cancellation of its own") from exc
+            with anyio.CancelScope(shield=True):
+                await _cancel(executor, ctx, queue, cancel_grace)
             raise
         finally:
             queue.closed = True

@@ -72,6 +72,7 @@ from a2a_core.types import (
     SubscribeToTaskRequest,
     Task,
     TaskPushNotificationConfig,
+    TaskState,
 )
 
 logger = logging.getLogger("a2a_core.server")
@@ -100,6 +101,9 @@ DEFAULT_PAGE_SIZE: Final = 50
 #: How long a follow-up waits for the agent still running on its task (seconds) before it
 #: is refused as "still processing a message".
 FOLLOW_UP_WAIT: Final = 2.0
+#: The states in which the task asked its caller for something: a follow-up that answers
+#: may wait for the agent that asked to return.
+_ASKING_STATES: Final = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
 #: The observation of a call on a server nobody observes: every point costs one call of a
 #: method that does nothing.
 NO_OBSERVATION: Final = NoOpObservation()
@@ -264,10 +268,11 @@ class ServerState:
         if message.task_id:
             stored = await self.load(call, message.task_id)
             running = self.runtime.executions.get(message.task_id)
-            if running is not None and stored.task.status.state not in TERMINAL_STATES:
+            if running is not None and stored.task.status.state in _ASKING_STATES:
                 # An agent that asked for input may still be returning when the answer
                 # comes (a bridged executor unwinds after writing INPUT_REQUIRED): the
-                # answer waits for it a moment rather than being refused.
+                # answer waits for it a moment rather than being refused. A follow-up to a
+                # task that is working is refused at once: it did not ask for anything.
                 with anyio.move_on_after(FOLLOW_UP_WAIT):
                     await running.done.wait()
                 if running.done.is_set():
