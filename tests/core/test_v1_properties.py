@@ -109,3 +109,28 @@ def test_any_bytes_decode_or_raise_decode_error(body: bytes) -> None:
         except codec.DecodeError as exc:
             messages.append(exc.message)
     assert all(messages)
+
+
+@SETTINGS
+@given(artifact=strategy_for(t.Artifact))
+def test_an_artifacts_text_is_its_text_parts_concatenated(artifact: t.Artifact) -> None:
+    texts = [part.text for part in artifact.parts if isinstance(part.text, str)]
+    assert artifact.text == "".join(texts)
+    # Streamed chunks are parts of one text: split anywhere, they read back whole.
+    parts = artifact.parts
+    first = next((i for i, part in enumerate(parts) if isinstance(part.text, str)), None)
+    if first is not None:
+        text = str(parts[first].text)
+        halves = [t.Part(text=text[:1]), t.Part(text=text[1:])]
+        split = msgspec.structs.replace(
+            artifact, parts=[*parts[:first], *halves, *parts[first + 1 :]]
+        )
+        assert split.text == artifact.text
+
+
+@SETTINGS
+@given(message=strategy_for(t.Message))
+def test_a_messages_text_is_its_text_parts_joined_by_newlines(message: t.Message) -> None:
+    texts = [part.text for part in message.parts if isinstance(part.text, str)]
+    assert message.text == "\n".join(texts)
+    assert "text" not in json.loads(codec.encode(message))  # a property, not a field

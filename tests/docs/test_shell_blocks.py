@@ -157,7 +157,9 @@ def _tutorial_cli(output: str, errors: str) -> None:
 
 
 def _tutorial_ask(output: str, errors: str) -> None:
-    assert output == "Hello! What is your name?\nNice to meet you, Ada!\n"
+    assert output == (
+        "Hello! What is your name?\nNice to meet you, Ada!\n5 chunks: Nice to meet you, Ada!\n"
+    )
 
 
 def _greeted(output: str, errors: str) -> None:

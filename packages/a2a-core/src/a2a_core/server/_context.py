@@ -45,12 +45,8 @@ class TaskContext:
 
     @property
     def text(self) -> str:
-        """The text parts of the client's message, joined by newlines."""
-        parts = self.message.parts
-        if len(parts) == 1:  # the usual message: no generator to join
-            text = parts[0].text
-            return text if isinstance(text, str) else ""
-        return "\n".join(p.text for p in parts if isinstance(p.text, str))
+        """The text parts of the client's message, joined by newlines (`Message.text`)."""
+        return self.message.text
 
     @property
     def task_id(self) -> str:

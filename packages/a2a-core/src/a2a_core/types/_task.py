@@ -81,6 +81,19 @@ class Message(WireStruct, kw_only=True, frozen=True):
         if self.role is Role.UNSPECIFIED:
             raise ValueError("Message.role must be ROLE_USER or ROLE_AGENT")
 
+    @property
+    def text(self) -> str:
+        """The text parts, joined by newlines (``""`` without any): a message's parts are
+        separate pieces, as `TaskContext.text` reads them. Other parts are skipped."""
+        return _joined(self.parts, "\n")
+
+
+def _joined(parts: list[Part], separator: str) -> str:
+    if len(parts) == 1:  # the usual case: no generator to join
+        text = parts[0].text
+        return text if isinstance(text, str) else ""
+    return separator.join(part.text for part in parts if isinstance(part.text, str))
+
 
 class TaskStatus(WireStruct, kw_only=True, frozen=True):
     """A task's state, with an optional message and the time it was recorded."""
@@ -112,6 +125,14 @@ class Artifact(WireStruct, kw_only=True, frozen=True):
     """Free-form metadata."""
     extensions: list[str] = field(default_factory=list)
     """URIs of the extensions that contributed to this artifact."""
+
+    @property
+    def text(self) -> str:
+        """The text parts, joined as they are (``""`` without any). A streamed artifact
+        is stored as one part per chunk (``append``), each carrying its own spaces, so the
+        whole text is their concatenation, not ``parts[0].text``. Other parts are
+        skipped."""
+        return _joined(self.parts, "")
 
 
 class Task(WireStruct, kw_only=True, frozen=True):
