@@ -3,8 +3,10 @@
     uv run python .ci/check_wheels.py dist
 
 What a user gets from ``pip install``: a new environment (``uv venv``) with only the wheels
-of DIST and their dependencies from the index (no workspace, no editable install). Then, in
-that environment, from a scratch folder:
+of DIST and their dependencies from the index (no workspace, no editable install), installed
+first with the README's and the tutorial's own install commands (``pip install --find-links
+dist ...``, run with ``uv pip``), then every other package. Then, in that environment, from
+a scratch folder:
 
 - every package imports from the environment, and its ``__version__`` is its metadata's;
 - the README's quick starts, taken from README.md as they are printed there (``agent.py``,
@@ -72,20 +74,40 @@ def _free_port() -> int:
         return port
 
 
+#: A page's command that installs the built wheels: ``pip install --find-links dist ...``.
+PIP_INSTALL = re.compile(r"^pip install --find-links dist .*$", re.M)
+#: And the one that builds them.
+BUILD = "uv build --all-packages --out-dir dist"
+
+
+def _documented_install(page: str) -> list[str]:
+    """The arguments of ``page``'s install command, after ``pip install`` (``dist`` being
+    the folder the wheels were built into); the page must build them as CI does."""
+    text = (ROOT / page).read_text()
+    if BUILD not in text:
+        raise SystemExit(f"{page}: no {BUILD!r}: the install instructions changed")
+    (line,) = PIP_INSTALL.findall(text)
+    return shlex.split(line, comments=True)[2:]
+
+
 def _install(uv: list[str], dist: Path, venv: Path) -> Path:
+    """The wheels installed as the README and the tutorial say (their own words, ``dist``
+    being DIST), then the other packages with the extras the checks below use."""
     subprocess.run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
     python = venv / "bin" / "python"
+    pip = [*uv, "pip", "install", "--quiet", "--python", str(python)]
+    for page in ("README.md", "docs/tutorial.md"):  # the tutorial adds FastAPI
+        words = _documented_install(page)
+        arguments = [str(dist) if word == "dist" else word for word in words]
+        subprocess.run([*pip, *arguments], check=True)
+        print(f"{page}: pip install {' '.join(words)}: installed")
     extras = {"a2a_starlette": "[uvicorn]", "a2a_sql": "[sqlite]", "a2a_core": "[signing,crypto]"}
     requirements = [
         f"{p['name']}{extras.get(str(p['module']), '')} @ "
         f"{_wheel(dist, str(p['name']), str(p['version'])).as_uri()}"
         for p in _packages()
     ]
-    # FastAPI for the FastAPI quick start: the user's own dependency, not ours.
-    subprocess.run(
-        [*uv, "pip", "install", "--quiet", "--python", str(python), *requirements, "fastapi"],
-        check=True,
-    )
+    subprocess.run([*pip, *requirements], check=True)
     return python
 
 
