@@ -2,11 +2,12 @@
 
     uv run python examples/secured.py --adapter starlette --host 127.0.0.1 --port 8000 \\
         --jwks-url https://issuer.example/.well-known/jwks.json \\
-        --issuer https://issuer.example --audience https://agent.example [--api-key KEY] \\
-        [--signing-key card-key.pem]
+        --issuer https://issuer.example --audience https://agent.example \\
+        [--api-key-file key.txt] [--signing-key card-key.pem]
 
 The card declares an HTTP bearer scheme (JWT, verified against the JWKS, the issuer and the
-audience) and, with ``--api-key``, an API-key scheme (header ``X-API-Key``) as an
+audience) and, with an API key (``A2ASERVE_API_KEY``, ``--api-key-file``, or ``--api-key``,
+which the process list shows), an API-key scheme (header ``X-API-Key``) as an
 alternative. Every call but the public card needs one of them (401 with a challenge
 otherwise); each caller sees only its own tasks (ownership is on by default). Push
 notifications are on, with the default SSRF guard. ``--signing-key`` signs the card and
@@ -16,6 +17,8 @@ serves its JWKS at ``/.well-known/jwks.json``. See ``docs/security.md``.
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -66,17 +69,33 @@ def secured_card(api_key: bool) -> tuple[AgentCard, list[str]]:
     return secured, list(schemes)
 
 
+def api_key(args: argparse.Namespace) -> str | None:
+    """The API key: ``--api-key``, else ``A2ASERVE_API_KEY``, else ``--api-key-file``."""
+    if args.api_key:
+        return str(args.api_key)
+    if os.environ.get("A2ASERVE_API_KEY"):
+        return os.environ["A2ASERVE_API_KEY"]
+    if args.api_key_file:
+        return Path(args.api_key_file).read_text().strip() or None
+    return None
+
+
 def main() -> None:
     def extra(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--jwks-url", required=True, help="the issuer's JWKS URL")
         parser.add_argument("--issuer", required=True, help="the trusted token issuer (iss)")
         parser.add_argument("--audience", required=True, help="this agent's audience (aud)")
         parser.add_argument(
-            "--api-key", help="also accept this key in X-API-Key (its caller: 'api-key')"
+            "--api-key",
+            help="also accept this key in X-API-Key (its caller: 'api-key'); better from "
+            "the environment, A2ASERVE_API_KEY, or a file, --api-key-file, which the "
+            "process list does not show",
         )
+        parser.add_argument("--api-key-file", help="a file holding that key")
         # --signing-key PEM (signs the card, serves the JWKS) comes with every example.
 
     args = parse_args("Serve the echo agent behind JWT (and API key) authentication.", extra)
+    args.api_key = api_key(args)
     secured, _ = secured_card(bool(args.api_key))
     authenticators: dict[str, Any] = {
         "bearer": JwtBearer(jwks_url=args.jwks_url, issuer=args.issuer, audience=args.audience)

@@ -43,6 +43,7 @@ MOUNTED_DEPLOYMENTS = (
     "starlette-routes",  # Starlette(routes=A2AStarlette(...).routes("/a2a"), lifespan=...)
     "fastapi-mount",  # FastAPI(lifespan=...).mount("/a2a", ...)
     "fastapi-routes",  # FastAPI(lifespan=...).router.routes.extend(A2AStarlette(...).routes("/a2a"))
+    "fastapi-mount-helper",  # A2AStarlette(...).mount(FastAPI(lifespan=its_own), "/a2a")
     "aiohttp-subapp",  # app.add_subapp("/a2a", a2a_subapp(server))
     "aiohttp-add_routes",  # add_routes(app, server, prefix="/a2a")
 )
@@ -392,6 +393,12 @@ class Live:
                 await anyio.sleep(0.01)
 
 
+@contextlib.asynccontextmanager
+async def _app_state_lifespan(app: Any) -> AsyncIterator[dict[str, Any]]:
+    """An application's own lifespan, yielding its state (as FastAPI apps do)."""
+    yield {"app_lifespan": "ran"}
+
+
 class Harness:
     """One deployment and a socket bound for it on 127.0.0.1 (see the module docstring)."""
 
@@ -507,7 +514,12 @@ class Harness:
             return Starlette(routes=a2a.routes(PREFIX), middleware=stack, lifespan=a2a.lifespan)
         # FastAPI applications usually write middleware as ``@app.middleware("http")``
         # (Starlette's BaseHTTPMiddleware, which relays the body and the stream): use that.
-        fastapi = FastAPI(lifespan=a2a.lifespan, middleware=stack[:1] if native_user else [])
+        helper = self.deployment == "fastapi-mount-helper"
+        # With the helper, the app keeps a lifespan of its own, which the helper composes.
+        fastapi = FastAPI(
+            lifespan=_app_state_lifespan if helper else a2a.lifespan,
+            middleware=stack[:1] if native_user else [],
+        )
         if middleware is not None:
             from a2a_starlette import put_base_url, put_identity, put_metadata
 
@@ -524,6 +536,8 @@ class Harness:
 
         if self.deployment == "fastapi-mount":
             fastapi.mount(PREFIX, a2a)
+        elif helper:
+            a2a.mount(fastapi, PREFIX)
         else:
             assert self.deployment == "fastapi-routes"
             fastapi.router.routes.extend(a2a.routes(PREFIX))

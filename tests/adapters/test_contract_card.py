@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import email.utils
+import logging
 from typing import Any
 
 import pytest
@@ -218,18 +219,6 @@ async def test_trust_host_header_derives_the_url_from_the_request(anywhere: Harn
     }
 
 
-async def test_no_base_url_is_a_generic_500_and_the_server_keeps_serving(
-    harness: Harness,
-) -> None:
-    async with harness.serve(card_server(None), expect_errors=True) as live:
-        card = await live.client.get(live.url(CARD_PATH))
-        sent = await live.result("SendMessage", send_params())
-    assert [r.getMessage() for r in live.errors] == ["server misconfiguration"]
-    assert card.status_code == 500
-    assert card.json()["error"]["message"] == "Internal error"
-    assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-
-
 async def test_card_path_can_be_moved_or_disabled(harness: Harness) -> None:
     server = card_server(harness.base_url, protocol=ProtocolOptions(card_path="/card.json"))
     async with harness.serve(server) as live:
@@ -237,3 +226,35 @@ async def test_card_path_can_be_moved_or_disabled(harness: Harness) -> None:
         old = await live.client.get(live.url(CARD_PATH))
     assert moved.status_code == 200 and moved.json()["name"] == "Contract agent"
     assert old.status_code == 404
+
+
+async def test_no_base_url_is_reported_at_start_and_answered_503(
+    anywhere: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server with no ``base_url`` whose adapter does not derive one: the log says what to
+    add when the application starts, and the card is a 503 saying the same, never a 500."""
+    caplog.set_level(logging.WARNING, "a2a_core.server")
+    async with anywhere.serve(card_server(None), expect_errors=True) as live:
+        at_start = [r.getMessage() for r in caplog.records if r.name == "a2a_core.server"]
+        card = await live.client.get(live.url(CARD_PATH))
+        again = await live.client.get(live.url(CARD_PATH))
+        sent = await live.result("SendMessage", send_params())  # calls need no base URL
+        logged = [r.getMessage() for r in live.errors]
+    assert len(at_start) == 1 and "base_url" in at_start[0], at_start
+    assert "trust_host_header" in at_start[0] and "put_base_url" in at_start[0]
+    assert card.status_code == again.status_code == 503
+    error = card.json()["error"]
+    assert error["status"] == "UNAVAILABLE"
+    assert "Give A2AServer a base_url" in error["message"]
+    assert sent["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(logged) == 1 and "base_url" in logged[0]  # once, not per request
+
+
+async def test_a_derived_base_url_is_not_reported(
+    anywhere: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "a2a_core.server")
+    async with anywhere.serve(card_server(None), trust_host_header=True) as live:
+        card = await live.client.get(live.url(CARD_PATH))
+    assert card.status_code == 200
+    assert not [r for r in caplog.records if r.name == "a2a_core.server"]

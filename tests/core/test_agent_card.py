@@ -29,7 +29,7 @@ from a2a_core.agent_card import (
     build_card,
     encode_card,
 )
-from a2a_core.errors import LocalProtocolError
+from a2a_core.errors import LocalProtocolError, MissingBaseUrlError
 from a2a_core.http import Headers, HttpRequest
 from helpers.schema_v1 import validator_for
 
@@ -377,11 +377,11 @@ def test_per_request_base_url_precedence() -> None:
 @pytest.mark.parametrize("base_url", [None, "", "/", "///"])
 def test_missing_base_url_is_a_developer_error(base_url: str | None) -> None:
     publisher = make_publisher(base_url=None)
-    with pytest.raises(LocalProtocolError, match="base URL"):
+    with pytest.raises(MissingBaseUrlError, match="base_url"):
         publisher.respond(get(base_url=base_url))
-    with pytest.raises(LocalProtocolError, match="base URL"):
+    with pytest.raises(MissingBaseUrlError, match="base_url"):
         publisher.card_for(base_url)
-    with pytest.raises(LocalProtocolError, match="base URL"):
+    with pytest.raises(MissingBaseUrlError, match="base_url"):
         build_card(TEMPLATE, SERVED, base_url=base_url)
     assert publisher.cache_size == 0
     assert (

@@ -20,7 +20,7 @@ import pytest
 from a2a_core import types as t
 from a2a_core.call import Call
 from a2a_core.codec import json_depth_exceeds
-from a2a_core.errors import LocalProtocolError, TaskNotFoundError
+from a2a_core.errors import LocalProtocolError, MissingBaseUrlError, TaskNotFoundError
 from a2a_core.http import Headers, HttpRequest, HttpResponse, content_length_exceeds
 from a2a_core.jsonrpc import Operation
 from a2a_core.protocol import DEFAULT_MAX_BODY_SIZE, ProtocolOptions, ServerProtocol
@@ -271,7 +271,7 @@ def test_card_per_request_base_url_overrides_the_configured_one() -> None:
 
 def test_card_without_any_base_url_is_a_configuration_error() -> None:
     protocol = make_protocol(base_url=None)
-    with pytest.raises(LocalProtocolError, match="base URL"):
+    with pytest.raises(MissingBaseUrlError, match="base_url"):
         protocol.receive_request(http("GET", CARD_PATH))
     # A per-request base URL is enough, and RPCs never need one.
     response = as_response(protocol.receive_request(http("GET", CARD_PATH, base_url="https://h/a")))

@@ -31,7 +31,8 @@ from helpers.doc_blocks import PYTHON, ROOT, SHELL, Block, blocks, pages
 
 #: What starts a server in a shell block.
 STARTS_A_SERVER = re.compile(
-    r"^\s*(?:uv run\s+)?(?:uvicorn\s|hypercorn\s|gunicorn\s|python3?\s+(?:-m\s+uvicorn|\S+\.py))",
+    r"^\s*(?:uv run\s+)?(?:uvicorn\s|hypercorn\s|gunicorn\s|a2aserve\s+serve\s|"
+    r"python3?\s+(?:-m\s+uvicorn|\S+\.py))",
     re.MULTILINE,
 )
 
@@ -98,6 +99,15 @@ def _uvicorn(module: str) -> Callable[[Block, int, Path], tuple[list[str], Path]
     return command
 
 
+def _a2aserve_serve(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
+    """The block's ``a2aserve serve MODULE:ATTR --port 8000``, with this environment's
+    console script."""
+    (line,) = [line.split() for line in block.code.splitlines() if "a2aserve serve" in line]
+    assert line[:2] == ["a2aserve", "serve"] and line[-2:] == ["--port", "8000"], line
+    command = str(Path(sys.executable).with_name("a2aserve"))
+    return [command, "serve", *line[2:-2], "--port", str(port), "--log-level", "warning"], scratch
+
+
 def _transport_server(block: Block, port: int, scratch: Path) -> tuple[list[str], Path]:
     (scratch / "echo_server.py").write_text(block.code.replace("8000", str(port)))
     return [sys.executable, "echo_server.py"], scratch
@@ -162,6 +172,18 @@ def _tutorial_ask(output: str, errors: str) -> None:
     )
 
 
+def _echoed_hi(output: str, errors: str) -> None:
+    reply, status = output.splitlines()
+    assert reply == "hi"
+    assert status.startswith("task ") and " completed (context " in status
+
+
+def _served_turn(output: str, errors: str) -> None:
+    question, status = output.splitlines()
+    assert question == "Hello! What is your name?"
+    assert status.startswith("task ") and " input-required (context " in status
+
+
 def _greeted(output: str, errors: str) -> None:
     assert output == "Hello! What is your name?\nNice to meet you, Ada!\n"
 
@@ -208,6 +230,22 @@ SCENARIOS = {
             ("a2aserve send http://127.0.0.1:8000/a2a hi", _tutorial_cli),
             ("python ask.py http://127.0.0.1:8000/a2a", _tutorial_ask),
         ),
+    ),
+    "readme-a2aserve-serve": Scenario(
+        page="README.md",
+        files=(("agent.py", "async def echo"),),
+        server="a2aserve serve agent:echo",
+        command=_a2aserve_serve,
+        card_path="/.well-known/agent-card.json",
+        clients=(("a2aserve send http://127.0.0.1:8000 hi", _echoed_hi),),
+    ),
+    "tutorial-a2aserve-serve": Scenario(
+        page="docs/tutorial.md",
+        files=(("tutorial_agent.py", "async def agent"),),
+        server="a2aserve serve tutorial_agent:agent",
+        command=_a2aserve_serve,
+        card_path="/.well-known/agent-card.json",
+        clients=(("a2aserve send http://127.0.0.1:8000 hi", _served_turn),),
     ),
     # The command line against the multi-turn example.
     "client-cli": Scenario(

@@ -380,7 +380,7 @@ def test_conformance_subscribe_task_works_then_completes(
     assert [state(r) for r in results[1:]] == ["TASK_STATE_WORKING", "TASK_STATE_COMPLETED"]
 
 
-# --- server limits (examples/_limits.py) ----------------------------------------------------
+# --- server limits (a2a_starlette.limits, a2a_aiohttp.HANDLER_ARGS) ----------------------------------------------------
 
 #: Heads no server should buffer: one header of 20 KB; 2,000 headers (some 20 KB in all).
 #: Each fits in one read of the server, so that it reads all of it before it refuses.

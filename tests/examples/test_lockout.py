@@ -1,7 +1,7 @@
 """One client cannot lock the others out of an example server (its default limits).
 
 Each example runs as its own process on 127.0.0.1 with the settings a user gets
-(`examples/_limits.py`, `StreamOptions`); a hostile client, in a process of its own at
+(`a2a_starlette.limits`, `StreamOptions`); a hostile client, in a process of its own at
 127.0.0.2, holds 1,100 idle connections, then 1,000 that send their head a byte at a time
 (slowloris), then 1,000 SSE streams it never reads, each opened again as soon as the server
 closes it. Meanwhile a fresh client at 127.0.0.3 calls GetTask: at least 99 % of its calls

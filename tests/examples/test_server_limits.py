@@ -1,7 +1,8 @@
-"""The examples' server limits (examples/_limits.py) against slow clients, in this process.
+"""The adapters' server limits (`a2a_starlette.limits`, `a2a_aiohttp.HANDLER_ARGS`, what the
+examples and ``a2aserve serve`` run with) against slow clients, in this process.
 
 uvicorn runs `LimitedH11Protocol` (with a short deadline, so that the tests wait little), and
-aiohttp the examples' handler arguments (with a short keep-alive timeout), each on a socket
+aiohttp the handler arguments (with a short keep-alive timeout), each on a socket
 bound to 127.0.0.1 and stopped at the end of the test. A client that sends its head or its
 body too slowly is cut off; a request that has arrived may take as long as it likes.
 """
@@ -10,12 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import logging
 import socket
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -23,28 +22,18 @@ import httpx
 import pytest
 from anyio.abc import ByteStream
 
+from a2a_aiohttp import HANDLER_ARGS
 from a2a_core.server import A2AServer, TaskContext
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
+from a2a_starlette import limits
 from helpers.hostile import FRESH_ADDRESS, HOSTILE_ADDRESS, can_bind_loopback_aliases
 from helpers.raw_http import aread_response, chunk, head
 
 pytestmark = pytest.mark.anyio
 
-EXAMPLES = Path(__file__).parents[2] / "examples"
 #: Short enough to wait for in a test (the examples use 30 s).
 DEADLINE = 0.3
 V1 = [("Content-Type", "application/json"), ("A2A-Version", "1.0")]
-
-
-def _load_limits() -> Any:
-    spec = importlib.util.spec_from_file_location("example_limits", EXAMPLES / "_limits.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-limits = _load_limits()
 
 
 @pytest.fixture
@@ -105,9 +94,7 @@ async def aiohttp_serving(server: A2AServer) -> AsyncIterator[int]:
 
     from a2a_aiohttp import add_routes
 
-    app = web.Application(
-        handler_args={**limits.AIOHTTP_HANDLER_ARGS, "keepalive_timeout": DEADLINE}
-    )
+    app = web.Application(handler_args={**HANDLER_ARGS, "keepalive_timeout": DEADLINE})
     add_routes(app, server)
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=5)
     await runner.setup()

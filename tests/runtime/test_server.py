@@ -7,10 +7,12 @@ replies and the stored task. Nothing of ours is mocked; no test asserts a durati
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import msgspec
 import pytest
 
 from a2a_core.errors import ContentTypeNotSupportedError
@@ -840,13 +842,6 @@ async def test_timestamp_extension_decorates_only_when_requested() -> None:
     assert stamped_response.header("a2a-extensions") == ext.uri
 
 
-async def test_server_must_be_running() -> None:
-    server = A2AServer(echo, card=make_card())
-    error = await Client(server).error("SendMessage", send_params())
-    assert error["code"] == -32603
-    assert "running" not in error["message"]  # the developer's message goes to the log only
-
-
 async def test_rest_binding_through_the_runtime() -> None:
     async with A2AServer(echo, card=make_card()) as server:
         client = Client(server)
@@ -961,3 +956,59 @@ async def test_status_reports_carry_metadata_that_the_task_takes() -> None:
     updates = [f[1]["result"]["statusUpdate"] for f in frames if "statusUpdate" in f[1]["result"]]
     assert [u.get("metadata") for u in updates] == [{"step": 1, "tool": "search"}, {"step": 2}]
     assert stored["metadata"] == {"step": 2, "tool": "search"}  # merged, later wins
+
+
+async def test_a_server_never_started_refuses_calls_with_a_503_that_says_why() -> None:
+    server = A2AServer(echo, card=make_card())
+    client = Client(server)
+    rpc = await server.handle(client.request("POST", "/", rpc_body("SendMessage", send_params())))
+    rest = await server.handle(
+        client.request("POST", "/message:send", json.dumps(send_params()).encode())
+    )
+    card = await server.handle(client.request("GET", "/.well-known/agent-card.json"))
+    assert isinstance(rpc, HttpResponse) and isinstance(rest, HttpResponse)
+    assert rpc.status == rest.status == 503
+    error = json.loads(rpc.body)["error"]
+    assert error["code"] == -32050 and "was not started" in error["message"]
+    assert "was not started" in json.loads(rest.body)["error"]["message"]
+    assert isinstance(card, HttpResponse) and card.status == 200  # the card needs no runtime
+    # Started, the same server serves; stopped, it says it is shutting down instead.
+    async with server:
+        served = await client.result("SendMessage", send_params())
+    stopped = await server.handle(
+        client.request("POST", "/", rpc_body("SendMessage", send_params()))
+    )
+    assert served["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert isinstance(stopped, HttpResponse)
+    assert "shutting down" in json.loads(stopped.body)["error"]["message"]
+
+
+async def test_an_extended_card_without_a_base_url_says_what_to_add() -> None:
+    server = A2AServer(
+        echo,
+        card=make_card(extended=True),
+        extended_card=make_card(),
+        protocol=ProtocolOptions(extended_card_for_anonymous=True),
+    )
+    client = Client(server)
+    async with server:
+        request = client.request("POST", "/", rpc_body("GetExtendedAgentCard"))
+        response = await server.handle(msgspec.structs.replace(request, base_url=None))
+    assert isinstance(response, HttpResponse)
+    error = json.loads(response.body)["error"]
+    assert error["code"] == -32050
+    assert "base_url" in error["message"]
+
+
+async def test_check_base_url_says_whether_the_card_can_get_its_urls(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "a2a_core.server")
+    assert A2AServer(echo, card=make_card(), base_url="https://a.test").check_base_url(
+        from_requests=False
+    )
+    assert A2AServer(echo, card=make_card()).check_base_url(from_requests=True)
+    assert not caplog.records
+    assert not A2AServer(echo, card=make_card()).check_base_url(from_requests=False)
+    (record,) = caplog.records
+    assert record.levelno == logging.WARNING and "put_base_url" in record.getMessage()

@@ -192,9 +192,11 @@ class _OneLineForBadRequests(logging.Filter):
 _BAD_REQUEST_FILTER = _OneLineForBadRequests()
 
 
-def _cleanup_ctx(server: A2AServer) -> Any:
+def _cleanup_ctx(server: A2AServer, trust_host_header: bool) -> Any:
     async def run(app: web.Application) -> AsyncIterator[None]:
         async with server:
+            # On start, a server whose card cannot get its URLs is reported.
+            server.check_base_url(from_requests=trust_host_header)
             yield
 
     return run
@@ -236,7 +238,7 @@ def add_routes(
     # path, it becomes the bare prefix.
     path = prefix.rstrip("/")
     app.router.add_route("*", path, catch_all.handle, expect_handler=catch_all.expect)
-    app.cleanup_ctx.append(_cleanup_ctx(server))
+    app.cleanup_ctx.append(_cleanup_ctx(server, trust_host_header))
     app.on_shutdown.append(_on_shutdown(server))
     # aiohttp's request handlers log to this logger unless given another (AppRunner(logger=)).
     logging.getLogger("aiohttp.server").addFilter(_BAD_REQUEST_FILTER)

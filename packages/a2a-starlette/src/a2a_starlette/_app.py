@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 import anyio
+from starlette.applications import Starlette
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount, Route
@@ -77,9 +78,34 @@ class A2AStarlette:
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         """Start and stop the server's background work; pass as ``lifespan=`` when mounting
-        (Starlette does not run the lifespan of mounted apps)."""
+        (Starlette does not run the lifespan of mounted apps), or use `mount`, which does
+        it for you. On start, a server whose card cannot get its URLs is reported
+        (`A2AServer.check_base_url`)."""
         async with self.server:
+            self.server.check_base_url(from_requests=self.trust_host_header)
             yield
+
+    def mount(self, app: Starlette, path: str = "/a2a") -> None:
+        """Serve this adapter at ``path`` of ``app`` (Starlette or FastAPI) and run the A2A
+        server with the app.
+
+        The route is added as `routes` makes it, and the app's lifespan becomes one that
+        runs the A2A server around the app's own (started before it, stopped after it), so
+        that the server runs whenever the app does: a plain ``app.mount(...)`` without
+        ``lifespan=`` leaves it stopped, and every call is answered 503. Call it before the
+        app starts; the app's own lifespan (``lifespan=``, startup handlers) keeps working,
+        and what it yields is the app's state as before.
+        """
+        router = app.router
+        router.routes.extend(self.routes(path.rstrip("/")))
+        own_lifespan = router.lifespan_context
+
+        @contextlib.asynccontextmanager
+        async def lifespan(running: Any) -> AsyncIterator[Any]:
+            async with self.lifespan(), own_lifespan(running) as state:
+                yield state
+
+        router.lifespan_context = lifespan
 
     def routes(self, prefix: str = "") -> list[BaseRoute]:
         """The routes to add to a Starlette app's route list (a mount at ``prefix``).

@@ -43,6 +43,13 @@ def _server_class() -> type[uvicorn.Server]:
     class _Server(uvicorn.Server):
         a2a_servers: tuple[A2AServer, ...] = ()
         on_shutdown: tuple[Callable[[], object], ...] = ()
+        on_ready: Callable[[], object] | None = None
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            # The sockets listen now: what `on_ready` says (a URL printed) is true.
+            if not self.should_exit and self.on_ready is not None:
+                self.on_ready()
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # Before uvicorn waits for the connections: they end because these stop.
@@ -65,10 +72,12 @@ def UvicornServer(  # noqa: N802 - a class to its users, built lazily (uvicorn i
     servers: A2AServer | Sequence[A2AServer],
     *,
     on_shutdown: Sequence[Callable[[], object]] = (),
+    on_ready: Callable[[], object] | None = None,
     **config: Any,
 ) -> uvicorn.Server:
     """A ``uvicorn.Server`` for ``app`` that shuts ``servers`` down first (module docstring),
-    and calls ``on_shutdown`` (functions or coroutine functions) when it has shut down.
+    and calls ``on_shutdown`` (functions or coroutine functions) when it has shut down, and
+    ``on_ready`` once its sockets accept connections (the application started).
 
     ``config`` is passed to ``uvicorn.Config``; ``timeout_graceful_shutdown`` defaults to
     the longest ``ExecutionGuards.shutdown_grace`` plus two seconds, a backstop for
@@ -82,6 +91,7 @@ def UvicornServer(  # noqa: N802 - a class to its users, built lazily (uvicorn i
     server = _server_class()(uvicorn.Config(app, **config))
     server.a2a_servers = a2a_servers  # type: ignore[attr-defined]
     server.on_shutdown = tuple(on_shutdown)  # type: ignore[attr-defined]
+    server.on_ready = on_ready  # type: ignore[attr-defined]
     return server
 
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from a2a_core._protocol import codec
-from a2a_core._protocol.errors import LocalProtocolError
+from a2a_core._protocol.errors import LocalProtocolError, MissingBaseUrlError
 from a2a_core._protocol.http import Headers, HttpRequest, HttpResponse
 from a2a_core.compat.v0_3 import convert as _v03
 from a2a_core.types import AgentCard, AgentExtension, AgentInterface
@@ -191,10 +191,7 @@ def build_card(
     base = _strip_base(base_url)
     if interfaces:
         if not base:
-            raise LocalProtocolError(
-                "the agent card needs a base URL to publish absolute interface URLs: "
-                "configure one on the server, or set one per request"
-            )
+            raise MissingBaseUrlError()
         for interface in sorted(interfaces, key=_version_key, reverse=True):
             served.append(
                 AgentInterface(

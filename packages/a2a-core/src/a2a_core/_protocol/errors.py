@@ -53,6 +53,7 @@ __all__ = [
     "JSONParseError",
     "JsonRpcErrorObject",
     "LocalProtocolError",
+    "MissingBaseUrlError",
     "MethodNotFoundError",
     "PermissionDeniedError",
     "PushNotificationNotSupportedError",
@@ -108,6 +109,27 @@ class LocalProtocolError(Exception):
     not in the client), and a server that catches it answers the client with `InternalError`
     without revealing this message.
     """
+
+
+class MissingBaseUrlError(LocalProtocolError):
+    """The agent card cannot be built: it needs absolute interface URLs and neither the
+    server (``base_url``) nor the request (the adapter's ``trust_host_header``, middleware's
+    ``put_base_url``) gives one. A configuration mistake the server reports when it starts
+    (`A2AServer.check_base_url`) and answers with a 503 that says what to add."""
+
+    #: What to add, in the words of the server's and the adapters' options.
+    fix = (
+        "Give A2AServer a base_url (A2AServer(..., base_url='https://agent.example.com/a2a')), "
+        "or let the adapter derive it from each request's Host header "
+        "(trust_host_header=True, only behind a proxy that sets Host), or set it per "
+        "request from middleware (put_base_url)."
+    )
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The agent card needs the public URL of the A2A endpoints, and none is "
+            f"configured. {self.fix}"
+        )
 
 
 class A2AError(Exception):

@@ -461,6 +461,16 @@ class ServerProtocol:
         binding's error body (JSON-RPC: ``id`` null, in the dialect of the negotiated
         version; REST: AIP-193, v0.3-shaped on the ``/v1/...`` routes)."""
         challenge_headers = tuple(("www-authenticate", c) for c in challenges)
+        return self.refuse(request, error, challenge_headers)
+
+    def refuse(
+        self, request: HttpRequest, error: A2AError, headers: Sequence[tuple[str, str]] = ()
+    ) -> HttpResponse:
+        """``request`` refused as a whole, whatever it asked, with ``error``'s HTTP status on
+        **both** bindings (a 401 of `reply_auth_failure`, the 503 of a server that is not
+        running) and the binding's error body, as `reply_auth_failure` describes; ``headers``
+        are added."""
+        challenge_headers = tuple(headers)
         path = request.path or "/"
         if path.startswith(_GRPC_PREFIX) and _is_grpc(request):
             refusal = Refusal("grpc", error.reason, 200)

@@ -1,14 +1,17 @@
-"""``a2aserve``: call an A2A agent from the command line (a thin user of `A2AClient`).
+"""``a2aserve``: serve an agent, or call one, from the command line.
 
-Verbs: ``card``, ``send``, ``get``, ``list``, ``cancel``, ``subscribe``. Each takes the agent's
-URL first; the card says where and how to call (its first interface this client speaks,
-unless ``--binding``/``--a2a-version`` narrow the choice). ``-o json`` prints v1.0 ProtoJSON
+``serve MODULE:ATTR`` serves an agent function or an `A2AServer` as a whole process (see
+`a2a_core.cli.serve`). The other verbs call an agent (a thin user of `A2AClient`):
+``card``, ``send``, ``get``, ``list``, ``cancel``, ``subscribe``. Each takes the agent's URL
+first; the card says where and how to call (its first interface this client speaks, unless
+``--binding``/``--a2a-version`` narrow the choice). ``-o json`` prints v1.0 ProtoJSON
 whatever the agent speaks; a stream prints one ``StreamResponse`` per line.
 
-Exit codes: 0 the call succeeded; 1 the agent answered with an A2A error (its reason, code
-and message on stderr); 2 a usage error; 3 no connection, no card, or a reply that is not
-A2A. Credentials come from ``--token``/``--api-key`` or ``A2A_TOKEN``/``A2A_API_KEY``, and
-are never printed.
+Exit codes: 0 the call succeeded (``serve``: stopped cleanly, by SIGTERM); 1 the agent
+answered with an A2A error (its reason, code and message on stderr); 2 a usage error (a
+setting that cannot be used, a ``MODULE:ATTR`` that is not there); 3 no connection, no card,
+or a reply that is not A2A. Credentials come from ``--token``/``--api-key`` or
+``A2A_TOKEN``/``A2A_API_KEY``, and are never printed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,15 @@ import anyio
 
 from a2a_core._protocol.client import AgentError, ClientError, NotInDialectError
 from a2a_core.cli._output import Printer
+from a2a_core.cli.serve import (
+    SettingsError,
+    add_serve_arguments,
+    load_card,
+    load_target,
+    server_for,
+    settings_from,
+)
+from a2a_core.cli.serve import run as run_server
 from a2a_core.client import A2AClient, Credentials
 from a2a_core.types import ListTasksRequest, TaskState
 
@@ -70,6 +82,22 @@ def build_parser() -> argparse.ArgumentParser:
         prog="a2aserve", description="Call an A2A agent: read its card, send, follow tasks."
     )
     verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    serving = verbs.add_parser(
+        "serve",
+        help="serve an agent: MODULE:ATTR names an agent function or an A2AServer",
+        description="Serve an agent function (async def agent(ctx)), an A2AServer, or a "
+        "function of no arguments returning either, until SIGTERM. Every setting is also "
+        "an environment variable, A2ASERVE_<NAME> (a flag wins).",
+    )
+    serving.add_argument("target", metavar="MODULE:ATTR", help="e.g. app:agent")
+    serving.add_argument(
+        "--card",
+        metavar="MODULE:ATTR|FILE.json",
+        help="the agent card of an agent function (default: made from the function; "
+        "env: A2ASERVE_CARD)",
+    )
+    add_serve_arguments(serving)
 
     card = verbs.add_parser("card", help="print the agent card")
     _common(card)
@@ -198,6 +226,8 @@ def main(
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error (or --help)
         return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    if args.verb == "serve":
+        return _serve(args, out, err)
     printer = Printer(out, err, json_output=args.output == "json")
     try:
         anyio.run(_run, args, printer)
@@ -213,6 +243,22 @@ def main(
     except ClientError as exc:
         err.write(f"a2aserve: {exc}\n")
         return EXIT_UNREACHABLE
+    except KeyboardInterrupt:
+        return 130
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        settings = settings_from(args)
+        card_spec = args.card or os.environ.get("A2ASERVE_CARD") or None
+        card = load_card(card_spec) if card_spec else None
+        target = load_target(args.target)
+        server = server_for(target, settings, spec=args.target, card=card)
+        run_server(server, settings, out=out)
+    except SettingsError as exc:
+        err.write(f"a2aserve serve: {exc}\n")
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     return EXIT_OK

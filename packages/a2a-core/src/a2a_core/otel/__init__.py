@@ -58,6 +58,7 @@ from a2a_core._protocol.grpc.binding import SERVICE as GRPC_SERVICE
 from a2a_core._protocol.http import HttpRequest
 from a2a_core._protocol.operations import OPERATIONS, Operation
 from a2a_core._protocol.refusal import Refusal
+from a2a_core.otel._environment import LOG_FORMAT, OpenTelemetrySetupError, install_providers
 from a2a_core.server._messages import Invocation
 from a2a_core.server.observe import CallObservation, ExecutionObservation, PushObservation
 from a2a_core.types import TERMINAL_STATES, StreamResponse, Task
@@ -66,6 +67,8 @@ __all__ = [
     "INSTRUMENTATION_NAME",
     "METRICS",
     "OpenTelemetryObserver",
+    "OpenTelemetrySetupError",
+    "configure_from_environment",
     "correlate_logs",
     "uncorrelate_logs",
 ]
@@ -657,3 +660,18 @@ def uncorrelate_logs() -> None:
         if _installed is not None:
             logging.setLogRecordFactory(_installed)
             _installed = None
+
+
+def configure_from_environment(log_level: int = logging.INFO) -> Callable[[], None]:
+    """Set the OpenTelemetry SDK up from the standard ``OTEL_*`` environment variables (see
+    ``a2a_core.otel._environment``: the exporters of ``OTEL_TRACES_EXPORTER`` and
+    ``OTEL_METRICS_EXPORTER``, ``otlp`` by default); its providers become the global ones,
+    log records get the trace and span ids (`correlate_logs`), and the root logger, when it
+    has no handler yet, a format that shows them at ``log_level``. Returns what flushes and
+    shuts the providers down: call it once the server has stopped. Needs
+    ``opentelemetry-sdk``; raises `OpenTelemetrySetupError` without it, or without the
+    exporter asked for."""
+    shutdown = install_providers()
+    correlate_logs()
+    logging.basicConfig(level=log_level, format=LOG_FORMAT)
+    return shutdown

@@ -29,6 +29,7 @@ from a2a_core._protocol.errors import (
     A2AError,
     InternalError,
     LocalProtocolError,
+    MissingBaseUrlError,
     ServerUnavailableError,
 )
 from a2a_core._protocol.http import HttpRequest, HttpResponse, SseResponse
@@ -72,6 +73,13 @@ from a2a_core.types import TERMINAL_STATES, AgentCard, TaskState
 __all__ = ["SHUTDOWN_TEXT", "A2AServer", "AuthorizeTask", "ExtendedCard"]
 
 _STOPPING_TEXT: Final = "The server is shutting down"
+#: The 503 of a call to a server that was never started, and what the log says once.
+_NOT_RUNNING_TEXT: Final = (
+    "The A2A server was not started: the application must run it. Starlette/FastAPI: "
+    "A2AStarlette(server).mount(app, '/a2a'), or lifespan=a2a_app.lifespan on the app the "
+    "adapter is mounted in (Starlette does not run a mounted app's lifespan); aiohttp: "
+    "add_routes(app, server); your own transport: async with server"
+)
 
 logger = logging.getLogger("a2a_core.server")
 
@@ -224,6 +232,8 @@ class A2AServer:
         self._shutdown_done: anyio.Event | None = None
         self._task_group: TaskGroup | None = None
         self._exit_stack: contextlib.AsyncExitStack | None = None
+        #: The configuration mistakes already logged (`_report_once`).
+        self._reported: set[str] = set()
 
     @property
     def max_body_size(self) -> int:
@@ -261,6 +271,8 @@ class A2AServer:
                 received = self._receive(request)
         else:
             received = self._receive(request)
+        if type(received) is not HttpResponse and self._task_group is None and not self.stopping:
+            received = self._refuse_not_running(request)
         if type(received) is HttpResponse:
             if received.refusal is not None and self._observer is not None:
                 self._observer.request_refused(request, received.refusal)
@@ -295,6 +307,9 @@ class A2AServer:
                     response = self.protocol.reply_result(call, result)
             except A2AError as exc:
                 error = exc
+            except MissingBaseUrlError as exc:  # the extended card, built per call
+                self._report_once("base_url", str(exc))
+                error = ServerUnavailableError(str(exc))
             except Exception:
                 logger.exception(
                     "error while handling %s (task %s)", call.operation.value, task_named(call)
@@ -317,9 +332,43 @@ class A2AServer:
     def _receive(self, request: HttpRequest) -> HttpResponse | Call:
         try:
             return self.protocol.receive_request(request)
+        except MissingBaseUrlError as exc:
+            # A mistake of configuration, not a fault of this request: the 503 says what
+            # to add (as the log did at start-up: `check_base_url`).
+            self._report_once("base_url", str(exc))
+            return self.protocol.refuse(request, ServerUnavailableError(str(exc)))
         except LocalProtocolError:
             logger.exception("server misconfiguration")
             return _internal_error_response()
+
+    def _refuse_not_running(self, request: HttpRequest) -> HttpResponse:
+        """A call to a server that was never started (`_NOT_RUNNING_TEXT`): a 503 on both
+        bindings rather than a failure of every call; the log says so once."""
+        self._report_once("not running", _NOT_RUNNING_TEXT)
+        return self.protocol.refuse(request, ServerUnavailableError(_NOT_RUNNING_TEXT))
+
+    def _report_once(self, mistake: str, text: str) -> None:
+        """Log a configuration mistake at ERROR the first time a request meets it (each
+        request that meets it again is answered the same way, without a log line)."""
+        if mistake not in self._reported:
+            self._reported.add(mistake)
+            logger.error("%s", text)
+
+    def check_base_url(self, *, from_requests: bool) -> bool:
+        """Whether the agent card can get its interface URLs: the server has a ``base_url``,
+        or the adapter derives one from each request (``from_requests``: its
+        ``trust_host_header``). If not, the log says what to add, at WARNING (middleware
+        may still set one per request with ``put_base_url``, which no one can see at
+        start-up), and a card request without one is answered 503 with the same text.
+        Adapters call this when the application starts."""
+        if self.protocol.base_url or from_requests:
+            return True
+        logger.warning(
+            "A2AServer has no base_url and the adapter does not derive one: unless middleware "
+            "sets one for every request, the agent card cannot be served. %s",
+            MissingBaseUrlError().fix,
+        )
+        return False
 
     # --- lifecycle -----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-"""The examples' ``--otel``: the OpenTelemetry SDK configured from the standard ``OTEL_*``
-environment variables, and shut down (flushed) when the server stops.
+"""``configure_from_environment()``: the OpenTelemetry SDK set up from the standard
+``OTEL_*`` environment variables (what ``a2aserve serve --otel`` does; needs
+``opentelemetry-sdk``, not a dependency of ``a2aserve-core[otel]``, which needs the API only).
 
 - ``OTEL_TRACES_EXPORTER`` and ``OTEL_METRICS_EXPORTER``: ``otlp`` (the standard default;
   needs ``opentelemetry-exporter-otlp``, over ``OTEL_EXPORTER_OTLP_PROTOCOL`` ``grpc`` or
@@ -11,20 +12,23 @@ environment variables, and shut down (flushed) when the server stops.
   ``OTEL_PROPAGATORS`` (W3C trace context and baggage by default).
 
 The providers become the global ones, so an agent's own instrumented clients (an agent
-calling another agent) use them too. Log records get the trace and span ids
-(``a2a_core.otel.correlate_logs``) and the root logger a format that shows them.
+calling another agent) use them too.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["configure"]
+__all__ = ["LOG_FORMAT", "OpenTelemetrySetupError", "install_providers"]
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s [trace=%(trace_id)s span=%(span_id)s] %(message)s"
+
+
+class OpenTelemetrySetupError(RuntimeError):
+    """The SDK or an exporter the environment asks for is not installed, or an exporter is
+    unknown: the message says which, and what to install or set."""
 
 
 def _names(variable: str) -> list[str]:
@@ -33,7 +37,7 @@ def _names(variable: str) -> list[str]:
 
 
 def _otlp(kind: str) -> Any:
-    """The OTLP exporter class of ``kind`` (``trace`` or ``metric``), or a clear exit."""
+    """The OTLP exporter class of ``kind`` (``trace`` or ``metric``)."""
     protocol = os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc").strip().lower()
     module = "grpc" if protocol == "grpc" else "http"
     name = "OTLPSpanExporter" if kind == "trace" else "OTLPMetricExporter"
@@ -41,16 +45,16 @@ def _otlp(kind: str) -> Any:
     try:
         return getattr(__import__(path, fromlist=[name]), name)
     except ImportError:
-        raise SystemExit(
-            f"--otel: the otlp exporter ({protocol}) is not installed: "
+        raise OpenTelemetrySetupError(
+            f"the otlp exporter ({protocol}) is not installed: "
             "pip install opentelemetry-exporter-otlp, or set OTEL_TRACES_EXPORTER and "
             "OTEL_METRICS_EXPORTER to console or none"
         ) from None
 
 
-def configure() -> Callable[[], None]:
-    """Install the SDK's providers from the environment; returns what flushes and shuts
-    them down (call it once the server has stopped)."""
+def install_providers() -> Callable[[], None]:
+    """Install the SDK's providers from the environment as the global ones; returns what
+    flushes and shuts them down. Raises `OpenTelemetrySetupError`."""
     try:
         from opentelemetry import metrics, trace
         from opentelemetry.sdk.metrics import MeterProvider
@@ -62,8 +66,8 @@ def configure() -> Callable[[], None]:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
     except ImportError:
-        raise SystemExit(
-            "--otel needs the OpenTelemetry SDK: "
+        raise OpenTelemetrySetupError(
+            "the OpenTelemetry SDK is not installed: "
             "pip install 'a2aserve-core[otel]' opentelemetry-sdk"
         ) from None
 
@@ -75,7 +79,7 @@ def configure() -> Callable[[], None]:
         elif name == "otlp":
             tracer_provider.add_span_processor(BatchSpanProcessor(_otlp("trace")()))
         else:
-            raise SystemExit(f"--otel: unknown OTEL_TRACES_EXPORTER {name!r}")
+            raise OpenTelemetrySetupError(f"unknown OTEL_TRACES_EXPORTER {name!r}")
     readers = []
     for name in _names("OTEL_METRICS_EXPORTER"):
         if name == "console":
@@ -83,15 +87,10 @@ def configure() -> Callable[[], None]:
         elif name == "otlp":
             readers.append(PeriodicExportingMetricReader(_otlp("metric")()))
         else:
-            raise SystemExit(f"--otel: unknown OTEL_METRICS_EXPORTER {name!r}")
+            raise OpenTelemetrySetupError(f"unknown OTEL_METRICS_EXPORTER {name!r}")
     meter_provider = MeterProvider(resource=resource, metric_readers=readers)
     trace.set_tracer_provider(tracer_provider)
     metrics.set_meter_provider(meter_provider)
-
-    from a2a_core.otel import correlate_logs
-
-    correlate_logs()
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
 
     def shutdown() -> None:
         # Shutting down flushes: the batch processor exports what it holds, the readers

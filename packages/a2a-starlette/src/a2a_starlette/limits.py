@@ -1,18 +1,14 @@
-"""The limits the examples' servers run with: one place per framework, to copy.
+"""Limits for uvicorn that A2A servers need and uvicorn leaves open (needs ``uvicorn``:
+``a2aserve-starlette[uvicorn]``).
 
-The adapters refuse what is A2A's to refuse (a body over ``max_body_size``, at once). What
+The adapter refuses what is A2A's to refuse (a body over ``max_body_size``, at once). What
 comes before the body (the request line and headers) and how long a client may take to send
-a request are the HTTP server's to bound, and both servers leave part of it open by default:
-docs/adapters.md ("Server limits") says what each setting defends against.
-
-- uvicorn: `UVICORN_SETTINGS`, for ``uvicorn.run(app, **UVICORN_SETTINGS)``. uvicorn bounds
-  neither the size of a request head nor the time a client takes to send a request (its
-  keep-alive timer restarts with every byte); `LimitedH11Protocol`, its h11 protocol with
-  both, does. Behind a reverse proxy that bounds them (docs/adapters.md), plain
-  ``http="httptools"`` is faster.
-- aiohttp: `AIOHTTP_HANDLER_ARGS`, for ``web.Application(handler_args=...)``. Its parser
-  limits header lines and count by default; the settings say so explicitly, and shorten
-  the keep-alive timeout, which is also how long aiohttp waits for a request head.
+a request are the HTTP server's to bound: uvicorn bounds neither the size of a request head
+nor the time a client takes to send a request (its keep-alive timer restarts with every
+byte). `LimitedH11Protocol`, its h11 protocol with both, does; `UVICORN_SETTINGS` are the
+settings `run` and ``a2aserve serve`` use, for ``uvicorn.run(app, **UVICORN_SETTINGS)``.
+Behind a reverse proxy that bounds them (docs/adapters.md, "Server limits"), plain
+``http="httptools"`` is faster.
 """
 
 from __future__ import annotations
@@ -23,6 +19,17 @@ from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = [
+    "MAX_CONNECTIONS_PER_PEER",
+    "MAX_HEADERS",
+    "MAX_HEAD_SIZE",
+    "OVER_LIMIT_DEADLINE",
+    "REQUEST_DEADLINE",
+    "RETRY_AFTER",
+    "UVICORN_SETTINGS",
+    "LimitedH11Protocol",
+]
 
 #: Largest request head (request line and headers), in bytes.
 MAX_HEAD_SIZE = 16 * 1024
@@ -207,17 +214,4 @@ UVICORN_SETTINGS: dict[str, Any] = {
     "limit_concurrency": 10_000,
     # A2A has no WebSocket: an upgrade request is served as the plain HTTP request it is.
     "ws": "none",
-}
-
-#: ``web.Application(handler_args=AIOHTTP_HANDLER_ARGS)``: the application carries them to
-#: whatever runs it (``web.run_app`` or an ``AppRunner``). Not ``run_app(handler_args=...)``:
-#: aiohttp drops unknown handler keywords there, with only a warning.
-AIOHTTP_HANDLER_ARGS: dict[str, Any] = {
-    # Seconds an idle keep-alive connection stays open; also how long aiohttp waits for a
-    # whole request head after the connection opened or the previous reply ended
-    # (run_app's default is 75, a bare AppRunner's 3630).
-    "keepalive_timeout": 15,
-    "max_line_size": 8190,  # the request line (aiohttp's default)
-    "max_field_size": 8190,  # one header line (aiohttp's default)
-    "max_headers": MAX_HEADERS,  # how many headers (aiohttp's default: 128)
 }
