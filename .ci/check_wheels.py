@@ -15,6 +15,8 @@ a scratch folder:
   from ``<base_url>/.well-known/agent-card.json`` and a message sent over JSON-RPC to the URL
   the card publishes gives a completed task whose artifact is the text sent, and the wheel's
   console script, ``a2aserve send``, gets the same reply;
+- ``a2aserve serve`` as the README runs it (its ``agent.py``): the line with the URL once it
+  listens, a message answered, exit code 0 after SIGTERM;
 - the SQL package's migrations, which ship as data files, create a schema on SQLite
   (``python -m a2a_sql upgrade``) that ``check_schema`` accepts;
 - gRPC: an agent served by ``a2a_grpc.GrpcServer`` on 127.0.0.1 answers ``A2AClient`` over
@@ -32,6 +34,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -216,6 +219,44 @@ def _cli_send(python: Path, scratch: Path, app: str, base: str) -> None:
     print(f"{app}: a2aserve send {base} hi -> {done.stdout.splitlines()[-1]}")
 
 
+def _check_serve(python: Path, scratch: Path) -> None:
+    """``a2aserve serve``, as the README runs it, from the wheels: the line with the URL once
+    it listens, a message answered, exit code 0 after SIGTERM."""
+    for name, code in BLOCK.findall((ROOT / "README.md").read_text()):
+        if name == "agent.py":
+            (scratch / name).write_text(code)
+    (line,) = [
+        shlex.split(text, comments=True)
+        for text in (ROOT / "README.md").read_text().splitlines()
+        if text.startswith("a2aserve serve ")
+    ]
+    port = _free_port()
+    arguments = line[1:]  # after "a2aserve"; the README's port, 8000, becomes a free one
+    arguments[arguments.index("--port") + 1] = str(port)
+    process = subprocess.Popen(
+        [str(python.with_name("a2aserve")), *arguments], cwd=scratch, env=_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        banner = process.stdout.readline()  # printed once the server accepts connections
+        if f"http://127.0.0.1:{port}" not in banner:
+            raise SystemExit(f"a2aserve serve did not start: {banner!r}")
+        _cli_send(python, scratch, "a2aserve serve", f"http://127.0.0.1:{port}")
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    if code != 0:
+        raise SystemExit(f"a2aserve serve exited with {code} after SIGTERM, not 0")
+    print(f"a2aserve serve {' '.join(line[2:])}: served, answered, exit code 0 on SIGTERM")
+
+
 def _check_migrations(python: Path, scratch: Path) -> None:
     url = f"sqlite+aiosqlite:///{scratch / 'tasks.db'}"
     subprocess.run([str(python), "-m", "a2a_sql", "upgrade", url], cwd=scratch, check=True,
@@ -377,6 +418,7 @@ def main() -> int:
         _check_imports(python, venv, scratch)
         for app in QUICK_STARTS:
             _serve_and_talk(python, scratch, app)
+        _check_serve(python, scratch)
         _check_migrations(python, scratch)
         _check_grpc(python, scratch)
         _check_bridges(uv, dist, Path(tmp), scratch)
