@@ -4,8 +4,8 @@
 
 What a user gets from ``pip install``: a new environment (``uv venv``) with only the wheels
 of DIST and their dependencies from the index (no workspace, no editable install), installed
-first with the README's and the tutorial's own install commands (``pip install --find-links
-dist ...``, run with ``uv pip``), then every other package. Then, in that environment, from
+first with the README's and the tutorial's own install commands (``pip install dist/...``,
+run by bash and pip as printed), then every other package. Then, in that environment, from
 a scratch folder:
 
 - every package imports from the environment, and its ``__version__`` is its metadata's;
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shlex
 import signal
 import socket
@@ -77,33 +78,45 @@ def _free_port() -> int:
         return port
 
 
-#: A page's command that installs the built wheels: ``pip install --find-links dist ...``.
-PIP_INSTALL = re.compile(r"^pip install --find-links dist .*$", re.M)
+#: A page's command that installs the built wheels: ``pip install dist/...whl ...``.
+PIP_INSTALL = re.compile(r"^pip install dist/.*$", re.M)
 #: And the one that builds them.
 BUILD = "uv build --all-packages --out-dir dist"
 
 
-def _documented_install(page: str) -> list[str]:
-    """The arguments of ``page``'s install command, after ``pip install`` (``dist`` being
-    the folder the wheels were built into); the page must build them as CI does."""
+def _documented_install(page: str) -> str:
+    """``page``'s install command, as printed (``dist`` being the folder the wheels were
+    built into); the page must build them as CI does."""
     text = (ROOT / page).read_text()
     if BUILD not in text:
         raise SystemExit(f"{page}: no {BUILD!r}: the install instructions changed")
     (line,) = PIP_INSTALL.findall(text)
-    return shlex.split(line, comments=True)[2:]
+    return str(line)
 
 
 def _install(uv: list[str], dist: Path, venv: Path) -> Path:
     """The wheels installed as the README and the tutorial say (their own words, ``dist``
     being DIST), then the other packages with the extras the checks below use."""
-    subprocess.run([*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)
+    # --seed: pip in the environment, to run the pages' pip commands with pip itself.
+    subprocess.run(
+        [*uv, "venv", "--quiet", "--seed", "--python", sys.executable, str(venv)], check=True
+    )
     python = venv / "bin" / "python"
     pip = [*uv, "pip", "install", "--quiet", "--python", str(python)]
+    # The pages' commands run in bash, as printed, from a folder whose `dist` is DIST.
+    here = venv.parent / "install"
+    here.mkdir()
+    (here / "dist").symlink_to(dist)
+    path = f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     for page in ("README.md", "docs/tutorial.md"):  # the tutorial adds FastAPI
-        words = _documented_install(page)
-        arguments = [str(dist) if word == "dist" else word for word in words]
-        subprocess.run([*pip, *arguments], check=True)
-        print(f"{page}: pip install {' '.join(words)}: installed")
+        command = _documented_install(page)
+        subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", command + " --quiet --disable-pip-version-check"],
+            cwd=here,
+            env={**_env(), "PATH": path, "VIRTUAL_ENV": str(venv)},
+            check=True,
+        )
+        print(f"{page}: {command}: installed")
     extras = {"a2a_starlette": "[uvicorn]", "a2a_sql": "[sqlite]", "a2a_core": "[signing,crypto]"}
     requirements = [
         f"{p['name']}{extras.get(str(p['module']), '')} @ "
@@ -233,15 +246,19 @@ def _check_serve(python: Path, scratch: Path) -> None:
     port = _free_port()
     arguments = line[1:]  # after "a2aserve"; the README's port, 8000, becomes a free one
     arguments[arguments.index("--port") + 1] = str(port)
-    process = subprocess.Popen(
-        [str(python.with_name("a2aserve")), *arguments], cwd=scratch, env=_env(),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    log = scratch / "a2aserve-serve.log"
+    with log.open("w") as errors:
+        process = subprocess.Popen(
+            [str(python.with_name("a2aserve")), *arguments], cwd=scratch, env=_env(),
+            stdout=subprocess.PIPE, stderr=errors, text=True,
+        )  # fmt: skip
     try:
         assert process.stdout is not None
-        banner = process.stdout.readline()  # printed once the server accepts connections
+        # The first line, printed once the server accepts connections (30 s at most).
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        banner = process.stdout.readline() if ready else ""
         if f"http://127.0.0.1:{port}" not in banner:
-            raise SystemExit(f"a2aserve serve did not start: {banner!r}")
+            raise SystemExit(f"a2aserve serve did not start: {banner!r}\n{log.read_text()}")
         _cli_send(python, scratch, "a2aserve serve", f"http://127.0.0.1:{port}")
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=20)
@@ -249,9 +266,8 @@ def _check_serve(python: Path, scratch: Path) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+        if process.stdout is not None:
+            process.stdout.close()
     if code != 0:
         raise SystemExit(f"a2aserve serve exited with {code} after SIGTERM, not 0")
     print(f"a2aserve serve {' '.join(line[2:])}: served, answered, exit code 0 on SIGTERM")

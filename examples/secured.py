@@ -6,8 +6,8 @@
         [--api-key-file key.txt] [--signing-key card-key.pem]
 
 The card declares an HTTP bearer scheme (JWT, verified against the JWKS, the issuer and the
-audience) and, with an API key (``A2ASERVE_API_KEY``, ``--api-key-file``, or ``--api-key``,
-which the process list shows), an API-key scheme (header ``X-API-Key``) as an
+audience) and, with an API key (``--api-key-file`` or ``A2ASERVE_API_KEY``, or
+``--api-key``, which the process list shows), an API-key scheme (header ``X-API-Key``) as an
 alternative. Every call but the public card needs one of them (401 with a challenge
 otherwise); each caller sees only its own tasks (ownership is on by default). Push
 notifications are on, with the default SSRF guard. ``--signing-key`` signs the card and
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -70,14 +71,20 @@ def secured_card(api_key: bool) -> tuple[AgentCard, list[str]]:
 
 
 def api_key(args: argparse.Namespace) -> str | None:
-    """The API key: ``--api-key``, else ``A2ASERVE_API_KEY``, else ``--api-key-file``."""
+    """The API key: a flag (``--api-key``, ``--api-key-file``), else ``A2ASERVE_API_KEY``
+    (or the file ``A2ASERVE_API_KEY_FILE`` names), as every setting: a flag wins."""
     if args.api_key:
+        print("warning: --api-key shows the key to anyone who lists processes; set "
+              "A2ASERVE_API_KEY or use --api-key-file", file=sys.stderr)  # fmt: skip
         return str(args.api_key)
-    if os.environ.get("A2ASERVE_API_KEY"):
-        return os.environ["A2ASERVE_API_KEY"]
-    if args.api_key_file:
-        return Path(args.api_key_file).read_text().strip() or None
-    return None
+    file = args.api_key_file or os.environ.get("A2ASERVE_API_KEY_FILE", "").strip()
+    if file:
+        try:
+            return Path(file).read_text().strip() or None
+        except OSError as exc:
+            message = f"error: cannot read the API key file {file!r}: {exc.strerror}"
+            raise SystemExit(message) from None
+    return os.environ.get("A2ASERVE_API_KEY", "").strip() or None
 
 
 def main() -> None:

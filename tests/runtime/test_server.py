@@ -968,7 +968,9 @@ async def test_a_server_never_started_refuses_calls_with_a_503_that_says_why() -
     card = await server.handle(client.request("GET", "/.well-known/agent-card.json"))
     assert isinstance(rpc, HttpResponse) and isinstance(rest, HttpResponse)
     assert rpc.status == rest.status == 503
-    error = json.loads(rpc.body)["error"]
+    answer = json.loads(rpc.body)
+    assert answer["id"] == 1  # the call's: the client can match the answer
+    error = answer["error"]
     assert error["code"] == -32050 and "was not started" in error["message"]
     assert "was not started" in json.loads(rest.body)["error"]["message"]
     assert isinstance(card, HttpResponse) and card.status == 200  # the card needs no runtime

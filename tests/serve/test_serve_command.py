@@ -374,9 +374,10 @@ def test_grpc_beside_http(serve, how: str) -> None:
 # --- what is served: factories, servers, cards -----------------------------------------------
 
 
-def test_a_factory_returning_a_server(serve) -> None:
+@pytest.mark.parametrize("adapter", ["starlette", "aiohttp"])
+def test_a_factory_returning_a_server(serve, adapter: str) -> None:
     port = free_port()
-    served = serve("tutorial_agent:make", "--port", str(port))
+    served = serve("tutorial_agent:make", "--port", str(port), "--adapter", adapter)
     served.banner()
     card = httpx.get(f"http://127.0.0.1:{port}{CARD_PATH}", timeout=5).json()
     assert {i["url"] for i in card["supportedInterfaces"]} == {
@@ -384,6 +385,24 @@ def test_a_factory_returning_a_server(serve) -> None:
         "http://factory.test/",
     }  # the server's own base_url
     assert served.stop() == 0
+    assert "cannot be served" not in served.output  # it has a base_url: no warning
+
+
+@pytest.mark.parametrize("adapter", ["starlette", "aiohttp"])
+def test_a_server_without_base_url_gets_the_public_url(serve, folder: Path, adapter: str) -> None:
+    (folder / "bare.py").write_text(
+        "from tutorial_agent import agent\n"
+        "from a2a_core.cli.serve import card_for\n"
+        "from a2a_core.server import A2AServer\n"
+        "server = A2AServer(agent, card=card_for(agent))\n"
+    )
+    port = free_port()
+    served = serve("bare:server", "--port", str(port), "--adapter", adapter)
+    served.banner()
+    card = httpx.get(f"http://127.0.0.1:{port}{CARD_PATH}", timeout=5).json()
+    assert f"http://127.0.0.1:{port}" in {i["url"] for i in card["supportedInterfaces"]}
+    assert served.stop() == 0
+    assert "cannot be served" not in served.output  # the URL is put on every request
 
 
 @pytest.mark.parametrize("how", ["flag", "env"])
@@ -417,6 +436,8 @@ def test_a_card_from_a_file(serve, folder: Path, how: str) -> None:
         ("tutorial_agent:missing", {}, "module 'tutorial_agent' has no attribute 'missing'"),
         ("tutorial_agent:not_an_agent", {}, "tutorial_agent:not_an_agent is a int"),
         ("tutorial_agent", {}, "expected MODULE:ATTR"),
+        (".tutorial_agent:agent", {}, "must be absolute"),
+        ("tutorial_agent:agent", {"A2ASERVE_PORT": "99999"}, "must be a port number"),
         ("tutorial_agent:agent", {"A2ASERVE_PORT": "eighty"}, "A2ASERVE_PORT must be a whole"),
         ("tutorial_agent:agent", {"A2ASERVE_ADAPTER": "flask"}, "A2ASERVE_ADAPTER must be one"),
         ("tutorial_agent:make", {"A2ASERVE_SQL": "sqlite+aiosqlite:///x.db"}, "is an A2AServer"),

@@ -110,3 +110,39 @@ def test_what_the_target_may_be() -> None:
         server_for(42, settings, spec="app:x")
     with pytest.raises(SettingsError, match="is a function"):
         server_for(lambda a, b: None, settings, spec="app:x")
+
+
+def test_a_blank_variable_counts_as_unset(tmp_path: Path) -> None:
+    secret = tmp_path / "db-url"
+    secret.write_text("sqlite+aiosqlite:///tasks.db")
+    environ = {"A2ASERVE_SQL": "", "A2ASERVE_SQL_FILE": str(secret), "A2ASERVE_HOST": " "}
+    settings = parse(environ=environ)
+    assert settings.sql == "sqlite+aiosqlite:///tasks.db"  # the file, not "nothing"
+    assert settings.host == "127.0.0.1"
+    assert parse(environ={"A2ASERVE_HEALTH": "", "A2ASERVE_REDIS_PREFIX": ""}) == ServeSettings()
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(SettingsError, match="A2ASERVE_SQL_FILE is empty"):
+        parse(environ={"A2ASERVE_SQL_FILE": str(tmp_path / "empty")})
+
+
+@pytest.mark.parametrize("port", ["65536", "99999", "-1"])
+def test_a_port_out_of_range_is_refused(port: str) -> None:
+    with pytest.raises(SettingsError, match="A2ASERVE_PORT must be a port number"):
+        parse(environ={"A2ASERVE_PORT": port})
+    with pytest.raises(SettingsError, match="--grpc-port must be a port number"):
+        parse("--grpc-port", port)
+
+
+def test_a_relative_module_is_refused() -> None:
+    from a2a_core.cli.serve import load_target
+
+    with pytest.raises(SettingsError, match="must be absolute"):
+        load_target(".app:agent")
+
+
+def test_a_database_url_that_does_not_parse_hides_its_password() -> None:
+    from a2a_core.cli.serve import server_options
+
+    with pytest.raises(SettingsError, match="--sql: not a database URL") as raised:
+        server_options(ServeSettings(sql="nosuchdialect+nodriver://app:s3cret@db/app"))
+    assert "s3cret" not in str(raised.value)

@@ -87,13 +87,18 @@ def build_app(
     """The application `run` serves: the probes, the agent at the root, the server and its
     companions started and stopped with it."""
     middleware_list = list(middlewares)
-    if public_url is not None and not server.protocol.base_url:
+    puts_url = public_url is not None and not server.protocol.base_url
+    if puts_url:
+        assert public_url is not None
         middleware_list.insert(0, _public_url(public_url.rstrip("/")))
     app = web.Application(middlewares=middleware_list, handler_args=HANDLER_ARGS)
     if health:  # before the agent's catch-all route
         app.router.add_get(LIVENESS_PATH, _alive)
         app.router.add_get(READINESS_PATH, health_handler(server))
-    add_routes(app, server)  # starts the server with the app, shuts it down first
+    # Starts the server with the app and shuts it down first. With the public URL put on
+    # every request, the routes are told their requests bring one (no start-up warning;
+    # the Host header is never read: a URL put by middleware wins over a derived one).
+    add_routes(app, server, trust_host_header=puts_url)
     if companions:
         # After the server started (cleanup contexts run in order), stopped before it.
         async def run_companions(app: web.Application) -> AsyncIterator[None]:

@@ -97,7 +97,11 @@ def build_app(
 ) -> ASGIApp:
     """The ASGI app `run` serves: the agent at the root, the probes beside it, the server
     and its companions run by the app's lifespan."""
-    a2a = A2AStarlette(server)
+    puts_url = public_url is not None and not server.protocol.base_url
+    # With the public URL put on every request, the card always has one: the adapter is
+    # told its requests bring one (no start-up warning); the Host header is never read,
+    # since a URL put by middleware wins over one derived from it.
+    a2a = A2AStarlette(server, trust_host_header=puts_url)
     routes: list[BaseRoute] = []
     if health:
         routes += [Route(LIVENESS_PATH, _alive, methods=["GET"])]
@@ -111,7 +115,8 @@ def build_app(
             yield
 
     app: ASGIApp = Starlette(routes=[*routes, *a2a.routes("")], lifespan=lifespan)
-    if public_url is not None and not server.protocol.base_url:
+    if puts_url:
+        assert public_url is not None
         app = _PublicUrl(app, public_url.rstrip("/"))
     return app
 

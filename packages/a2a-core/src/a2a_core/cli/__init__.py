@@ -44,6 +44,8 @@ EXIT_OK: Final = 0
 EXIT_AGENT_ERROR: Final = 1
 EXIT_USAGE: Final = 2
 EXIT_UNREACHABLE: Final = 3
+#: ``serve``: the server could not start (a port in use, a backend that does not answer).
+EXIT_SERVE_FAILED: Final = 1
 
 _BINDINGS: Final = {"jsonrpc": "JSONRPC", "http-json": "HTTP+JSON", "grpc": "GRPC"}
 
@@ -255,10 +257,17 @@ def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         card = load_card(card_spec) if card_spec else None
         target = load_target(args.target)
         server = server_for(target, settings, spec=args.target, card=card)
+    except SettingsError as exc:
+        err.write(f"a2aserve serve: {exc}\n")
+        return EXIT_USAGE
+    try:
         run_server(server, settings, out=out)
     except SettingsError as exc:
         err.write(f"a2aserve serve: {exc}\n")
         return EXIT_USAGE
+    except OSError as exc:  # aiohttp's bind, say (uvicorn logs its own and exits 1)
+        err.write(f"a2aserve serve: could not serve on {settings.host}:{settings.port}: {exc}\n")
+        return EXIT_SERVE_FAILED
     except KeyboardInterrupt:
         return 130
     return EXIT_OK

@@ -196,6 +196,8 @@ def settings_from(
     for setting in _SETTINGS:
         given = getattr(args, setting.name, None)
         if given is not None:
+            if setting.kind == "int":
+                given = _port(given, setting.flag)
             values[setting.name] = given
             continue
         raw, source = _from_environment(env, setting)
@@ -207,10 +209,12 @@ def settings_from(
 
 
 def _from_environment(env: Mapping[str, str], setting: _Setting) -> tuple[str | None, str]:
+    """The variable's text, or its file's; a blank variable counts as unset (a compose
+    file's ``A2ASERVE_SQL:`` with no value must not hide ``A2ASERVE_SQL_FILE``)."""
     name = ENV_PREFIX + setting.name.upper()
-    if name in env:
+    if env.get(name, "").strip():
         return env[name], name
-    if setting.secret_file and env.get(name + "_FILE"):
+    if setting.secret_file and env.get(name + "_FILE", "").strip():
         path = Path(env[name + "_FILE"])
         try:
             return path.read_text().strip(), name + "_FILE"
@@ -223,9 +227,10 @@ def _parse(setting: _Setting, raw: str, source: str) -> Any:
     value = raw.strip()
     if setting.kind == "int":
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             raise SettingsError(f"{source} must be a whole number, not {raw!r}") from None
+        return _port(number, source)
     if setting.kind == "bool":
         if value.lower() in _TRUE:
             return True
@@ -238,7 +243,16 @@ def _parse(setting: _Setting, raw: str, source: str) -> Any:
                 f"{source} must be one of {', '.join(setting.choices)}, not {raw!r}"
             )
         return value.lower()
-    return value or None
+    if not value:
+        raise SettingsError(f"{source} is empty")
+    return value
+
+
+def _port(number: int, source: str) -> int:
+    """A TCP port (every int setting is one): 0 to 65535, 0 meaning any free port."""
+    if not 0 <= number <= 65535:
+        raise SettingsError(f"{source} must be a port number, 0 to 65535, not {number}")
+    return number
 
 
 def _warn_about_secrets_in_flags(args: argparse.Namespace) -> None:
@@ -266,6 +280,8 @@ def load_target(spec: str) -> Any:
     module_name, colon, attribute = spec.partition(":")
     if not colon or not module_name or not attribute:
         raise SettingsError(f"expected MODULE:ATTR (e.g. app:agent), not {spec!r}")
+    if module_name.startswith("."):
+        raise SettingsError(f"the module of {spec!r} must be absolute (app, pkg.app), not relative")
     if "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, "")
     try:
@@ -440,7 +456,14 @@ def backend_options(settings: ServeSettings) -> dict[str, Any]:
             from a2a_sql import SqlBackend
         except ImportError:
             raise SettingsError("--sql needs a2aserve-sql: pip install a2aserve-sql") from None
-        options["backend"] = SqlBackend(settings.sql)
+        try:
+            options["backend"] = SqlBackend(settings.sql)
+        except Exception as exc:  # SQLAlchemy's: a URL it cannot parse, a missing driver
+            said = str(exc)
+            password = urlsplit(settings.sql).password if "://" in settings.sql else None
+            if password:
+                said = said.replace(password, "***")
+            raise SettingsError(f"--sql: not a database URL this can use: {said}") from None
     elif settings.redis:
         try:
             from a2aserve_redis import RedisBackend
@@ -498,12 +521,17 @@ def run(
     stream = sys.stdout if out is None else out
     hooks = list(on_shutdown)
     if settings.otel:
-        from a2a_core.otel import (
-            OpenTelemetryObserver,
-            OpenTelemetrySetupError,
-            configure_from_environment,
-        )
-
+        try:
+            from a2a_core.otel import (
+                OpenTelemetryObserver,
+                OpenTelemetrySetupError,
+                configure_from_environment,
+            )
+        except ImportError:
+            raise SettingsError(
+                "--otel needs a2aserve-core[otel]: pip install 'a2aserve-core[otel]' "
+                "opentelemetry-sdk"
+            ) from None
         try:
             hooks.append(configure_from_environment(_level(settings.log_level)))
         except OpenTelemetrySetupError as exc:

@@ -33,6 +33,7 @@ from a2a_core._protocol.errors import (
     ServerUnavailableError,
 )
 from a2a_core._protocol.http import HttpRequest, HttpResponse, SseResponse
+from a2a_core._protocol.refusal import Refusal
 from a2a_core._protocol.server import ProtocolOptions, ServerProtocol
 from a2a_core.auth._verify import Authenticator, AuthFailure, Verifier
 from a2a_core.server._agent import Agent
@@ -252,8 +253,10 @@ class A2AServer:
     # --- the entry point -----------------------------------------------------------------
 
     async def handle(self, request: HttpRequest) -> HttpResponse | SseResponse:
-        """Answer one request. Never raises for client input; a server misconfiguration
-        (e.g. no base URL for the card) is logged and answered with a generic 500."""
+        """Answer one request. Never raises for client input. A server never started, or a
+        card with no base URL to build its URLs from, is answered 503 with what to add
+        (logged once); any other server misconfiguration is logged and answered with a
+        generic 500."""
         authenticator = self.authenticator
         if (
             authenticator is not None
@@ -272,7 +275,7 @@ class A2AServer:
         else:
             received = self._receive(request)
         if type(received) is not HttpResponse and self._task_group is None and not self.stopping:
-            received = self._refuse_not_running(request)
+            received = self._refuse_not_running(received)  # type: ignore[arg-type]
         if type(received) is HttpResponse:
             if received.refusal is not None and self._observer is not None:
                 self._observer.request_refused(request, received.refusal)
@@ -341,11 +344,18 @@ class A2AServer:
             logger.exception("server misconfiguration")
             return _internal_error_response()
 
-    def _refuse_not_running(self, request: HttpRequest) -> HttpResponse:
+    def _refuse_not_running(self, call: Call) -> HttpResponse:
         """A call to a server that was never started (`_NOT_RUNNING_TEXT`): a 503 on both
-        bindings rather than a failure of every call; the log says so once."""
+        bindings, with the call's JSON-RPC id, rather than a failure of every call; the log
+        says so once."""
         self._report_once("not running", _NOT_RUNNING_TEXT)
-        return self.protocol.refuse(request, ServerUnavailableError(_NOT_RUNNING_TEXT))
+        error = ServerUnavailableError(_NOT_RUNNING_TEXT)
+        response = self.protocol.reply_error(call, error)
+        # JSON-RPC errors are 200s; this one is the server's state, which proxies and load
+        # balancers read from the status (gRPC keeps its own, in the trailers).
+        status = 503 if call.binding != "grpc" else response.status
+        refusal = Refusal(call.binding, error.reason, status, error.code)
+        return msgspec.structs.replace(response, status=status, refusal=refusal)
 
     def _report_once(self, mistake: str, text: str) -> None:
         """Log a configuration mistake at ERROR the first time a request meets it (each
