@@ -16,6 +16,7 @@ import httpx
 import pytest
 import uvicorn
 from fastapi import FastAPI, Request
+from jsonschema import Draft202012Validator
 
 from a2a_core.server import A2AServer, TaskContext
 from a2a_starlette import A2AStarlette
@@ -122,3 +123,49 @@ async def test_mount_and_lifespan_together_are_refused_at_start() -> None:
     assert exited.value.code == 3  # uvicorn's STARTUP_FAILURE
     assert not uv.started
     assert not server.running
+
+
+def _schema_of(document: dict[str, Any], ref: dict[str, Any]) -> Draft202012Validator:
+    """A validator for ``ref`` (``{"$ref": "#/components/schemas/..."}``) in ``document``."""
+    return Draft202012Validator({**ref, "components": document["components"]})
+
+
+async def test_mount_lists_the_a2a_routes_in_fastapis_openapi_document() -> None:
+    server = A2AServer(echo, card=make_card(), base_url="http://unused.test/a2a")
+    app = FastAPI(title="Mine")
+
+    @app.get("/greeting")
+    async def greeting() -> str:
+        return "hello"
+
+    A2AStarlette(server).mount(app, "/a2a")
+    async with served(app) as origin, httpx.AsyncClient(base_url=origin) as client:
+        document = (await client.get("/openapi.json")).json()
+        again = (await client.get("/openapi.json")).json()
+        sent = await client.post("/a2a/message:send", json=send_params(), headers=JSONRPC)
+        card = await client.get("/a2a/.well-known/agent-card.json")
+    paths = document["paths"]
+    assert "/greeting" in paths  # the app's own routes stay
+    assert again == document  # merged once
+    assert set(paths["/a2a/tasks/{id}"]) == {"get"}
+    assert set(paths["/a2a/message:send"]) == {"post"}
+    assert "post" in paths["/a2a/"] and "get" in paths["/a2a/.well-known/agent-card.json"]
+    # make_card() enables streaming, not push notifications: only what is served is listed.
+    assert "/a2a/message:stream" in paths
+    assert not [p for p in paths if "pushNotificationConfigs" in p]
+    schemas = document["components"]["schemas"]
+    assert all(name.startswith("A2A") for name in schemas if name not in ("HTTPValidationError",
+                                                                         "ValidationError"))  # fmt: skip
+    for schema in schemas.values():
+        Draft202012Validator.check_schema(schema)
+    # What the server answers is what the document says it answers.
+    send = paths["/a2a/message:send"]["post"]
+    reply_ref = send["responses"]["200"]["content"]["application/json"]["schema"]
+    _schema_of(document, reply_ref).validate(sent.json())
+    card_ref = paths["/a2a/.well-known/agent-card.json"]["get"]["responses"]["200"]["content"][
+        "application/json"
+    ]["schema"]
+    _schema_of(document, card_ref).validate(card.json())
+    # And what a client sends, the document accepts.
+    body_ref = send["requestBody"]["content"]["application/json"]["schema"]
+    _schema_of(document, body_ref).validate(send_params())

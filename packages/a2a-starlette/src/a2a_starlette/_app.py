@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse, content_length_exceeds
+from a2a_core.openapi import openapi_paths
 from a2a_core.server import A2AServer
 
 __all__ = ["A2AStarlette", "put_base_url", "put_identity", "put_metadata"]
@@ -94,10 +95,14 @@ class A2AStarlette:
         that the server runs whenever the app does: a plain ``app.mount(...)`` without
         ``lifespan=`` leaves it stopped, and every call is answered 503. Call it before the
         app starts; the app's own lifespan (``lifespan=``, startup handlers) keeps working,
-        and what it yields is the app's state as before.
+        and what it yields is the app's state as before. On a FastAPI app, the A2A routes
+        also appear in its OpenAPI document (`a2a_core.openapi`).
         """
         router = app.router
-        router.routes.extend(self.routes(path.rstrip("/")))
+        prefix = path.rstrip("/")
+        router.routes.extend(self.routes(prefix))
+        if callable(getattr(app, "openapi", None)) and hasattr(app, "openapi_schema"):
+            self._describe_in_openapi(app, prefix)
         own_lifespan = router.lifespan_context
 
         @contextlib.asynccontextmanager
@@ -106,6 +111,25 @@ class A2AStarlette:
                 yield state
 
         router.lifespan_context = lifespan
+
+    def _describe_in_openapi(self, app: Any, prefix: str) -> None:
+        """FastAPI: the app's OpenAPI document also lists the A2A routes
+        (`a2a_core.openapi.openapi_paths`: the card, JSON-RPC, the v1.0 HTTP+JSON routes the
+        card enables, the wire types as schemas), merged in once, when it is first built."""
+        build = app.openapi
+
+        def openapi() -> dict[str, Any]:
+            if app.openapi_schema is not None:  # built, ours merged in: FastAPI's cache
+                cached: dict[str, Any] = app.openapi_schema
+                return cached
+            document: dict[str, Any] = build()
+            ours = openapi_paths(self.server.protocol, self.server.card, prefix)
+            document.setdefault("paths", {}).update(ours["paths"])
+            schemas = document.setdefault("components", {}).setdefault("schemas", {})
+            schemas.update(ours["components"]["schemas"])
+            return document
+
+        app.openapi = openapi
 
     def routes(self, prefix: str = "") -> list[BaseRoute]:
         """The routes to add to a Starlette app's route list (a mount at ``prefix``).

@@ -102,17 +102,37 @@ def _tenant(match: RouteMatch, body_tenant: str) -> str:
     return path_tenant
 
 
-class _V1CancelBody(WireStruct, kw_only=True, frozen=True):
-    # CancelTaskRequest with the path's members optional.
+class CancelTaskBody(WireStruct, kw_only=True, frozen=True):
+    """The body of ``POST /tasks/{id}:cancel``: CancelTaskRequest with the path's members
+    optional (given, they must match the path)."""
+
     tenant: str = ""
     id: str = ""
     metadata: Struct = field(default_factory=dict)
 
 
-class _V1SubscribeBody(WireStruct, kw_only=True, frozen=True):
-    # SubscribeToTaskRequest with the path's members optional.
+class SubscribeToTaskBody(WireStruct, kw_only=True, frozen=True):
+    """The body of ``POST /tasks/{id}:subscribe``: SubscribeToTaskRequest with the path's
+    members optional (given, they must match the path)."""
+
     tenant: str = ""
     id: str = ""
+
+
+#: What describes the v1.0 routes (`a2a_core.openapi`): the body a POST route decodes...
+V1_BODIES: Final[dict[Operation, type[Any]]] = {
+    Operation.SEND_MESSAGE: v1.SendMessageRequest,
+    Operation.SEND_STREAMING_MESSAGE: v1.SendMessageRequest,
+    Operation.CANCEL_TASK: CancelTaskBody,
+    Operation.SUBSCRIBE_TO_TASK: SubscribeToTaskBody,
+    Operation.CREATE_PUSH_CONFIG: v1.TaskPushNotificationConfig,
+}
+#: ... and the query fields a GET route reads.
+V1_QUERIES: Final[dict[Operation, tuple[QueryField, ...]]] = {
+    Operation.GET_TASK: _GET_TASK_QUERY,
+    Operation.LIST_TASKS: _LIST_TASKS_QUERY,
+    Operation.LIST_PUSH_CONFIGS: _LIST_PUSH_QUERY,
+}
 
 
 # One decoder per operation and dialect: path values, query and body to the v1.0 request.
@@ -137,7 +157,7 @@ def _v1_list_tasks(match: RouteMatch, query: Sequence[tuple[str, str]], body: by
 
 def _v1_cancel(match: RouteMatch, query: Sequence[tuple[str, str]], body: bytes) -> RestRequest:
     task_id = match.params["id"]
-    cancel = _decode_body(body, _V1CancelBody)
+    cancel = _decode_body(body, CancelTaskBody)
     _same(cancel.id, task_id, "id")
     return v1.CancelTaskRequest(
         tenant=_tenant(match, cancel.tenant), id=task_id, metadata=cancel.metadata
@@ -148,7 +168,7 @@ def _v1_subscribe(match: RouteMatch, query: Sequence[tuple[str, str]], body: byt
     task_id = match.params["id"]
     tenant = match.tenant
     if match.route.method == "POST":
-        subscribe = _decode_body(body, _V1SubscribeBody)
+        subscribe = _decode_body(body, SubscribeToTaskBody)
         _same(subscribe.id, task_id, "id")
         tenant = _tenant(match, subscribe.tenant)
     return v1.SubscribeToTaskRequest(tenant=tenant, id=task_id)
