@@ -371,6 +371,37 @@ def test_grpc_beside_http(serve, how: str) -> None:
     assert served.stop() == 0
 
 
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_a_signed_card_and_its_jwks(serve, folder: Path, how: str) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from a2a_core.signing import verify_agent_card
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = folder / "card-key.pem"
+    pem.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.TraditionalOpenSSL,
+            serialization.NoEncryption(),
+        )
+    )
+    port = free_port()
+    if how == "flag":
+        served = serve("tutorial_agent:agent", "--port", str(port), "--signing-key", str(pem))
+    else:
+        served = serve("tutorial_agent:agent", "--port", str(port),
+                       env={"A2ASERVE_SIGNING_KEY": str(pem)})  # fmt: skip
+    served.banner()
+    body = httpx.get(f"http://127.0.0.1:{port}{CARD_PATH}", timeout=5).content
+    jwks = httpx.get(f"http://127.0.0.1:{port}/.well-known/jwks.json", timeout=5).json()
+    assert served.stop() == 0
+    [jwk] = jwks["keys"]
+    assert "d" not in jwk  # the public key only
+    assert verify_agent_card(body, {jwk["kid"]: key.public_key()}).name == "Agent"
+
+
 # --- what is served: factories, servers, cards -----------------------------------------------
 
 
