@@ -19,14 +19,9 @@ from aiohttp import web
 
 from a2a_aiohttp._app import add_routes, health_handler, put_base_url
 from a2a_aiohttp._limits import HANDLER_ARGS
-from a2a_core.server import A2AServer
+from a2a_core.server import LIVENESS_PATH, READINESS_PATH, A2AServer
 
 __all__ = ["LIVENESS_PATH", "READINESS_PATH", "build_app", "run"]
-
-#: Answers 200 while the process serves HTTP (a liveness probe).
-LIVENESS_PATH = "/healthz"
-#: Answers 200 or 503 with `A2AServer.check_health` (a readiness probe).
-READINESS_PATH = "/readyz"
 
 
 def run(

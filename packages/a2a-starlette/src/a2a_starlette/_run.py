@@ -25,16 +25,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from a2a_core.server import A2AServer
+from a2a_core.server import LIVENESS_PATH, READINESS_PATH, A2AServer
 from a2a_starlette._app import A2AStarlette, health_route, put_base_url
 from a2a_starlette._serve import UvicornServer
 
 __all__ = ["LIVENESS_PATH", "READINESS_PATH", "run"]
-
-#: Answers 200 while the process serves HTTP (a liveness probe).
-LIVENESS_PATH = "/healthz"
-#: Answers 200 or 503 with `A2AServer.check_health` (a readiness probe).
-READINESS_PATH = "/readyz"
 
 
 def run(

@@ -11,6 +11,7 @@ from a2a_core.server._delivery_rules import DeliveryOutcome, DeliveryRules
 from a2a_core.server._events import EventLog, ImmediateEventLog, LoggedEvent
 from a2a_core.server._extensions import Extension, TimestampExtension
 from a2a_core.server._guards import INACTIVITY_TEXT, INTERRUPTED_EXPIRY_TEXT, ExecutionGuards
+from a2a_core.server._health import LIVENESS_PATH, READINESS_PATH
 from a2a_core.server._limits import TaskLimitError, TaskLimits
 from a2a_core.server._memory_events import InMemoryEventLog
 from a2a_core.server._memory_push import InMemoryPushConfigStore
@@ -33,6 +34,8 @@ from a2a_core.server._webhook_guard import WebhookPolicy
 from a2a_core.server._webhook_poster import WebhookPoster
 
 __all__ = [
+    "LIVENESS_PATH",
+    "READINESS_PATH",
     "ANONYMOUS_OWNER",
     "INACTIVITY_TEXT",
     "INTERRUPTED_EXPIRY_TEXT",

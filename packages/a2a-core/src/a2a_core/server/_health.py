@@ -19,7 +19,13 @@ import msgspec
 
 from a2a_core._protocol.http import RETRY_AFTER_SECONDS
 
-__all__ = ["Health", "HealthCheckingBackend"]
+__all__ = ["LIVENESS_PATH", "READINESS_PATH", "Health", "HealthCheckingBackend"]
+
+#: Where a whole-process server (`a2a_starlette.run`, `a2a_aiohttp.run`, ``a2aserve serve``)
+#: answers 200 while it serves HTTP (a liveness probe)...
+LIVENESS_PATH: Final = "/healthz"
+#: ... and 200 or 503 with `A2AServer.check_health` (a readiness probe).
+READINESS_PATH: Final = "/readyz"
 
 logger: Final = logging.getLogger("a2a_core.server")
 
