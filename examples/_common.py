@@ -62,6 +62,11 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     return _or_exit(serving.backend_options, args.settings)
 
 
+def console_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``console=True`` for ``--console`` (the developer console at ``/a2a-console/``)."""
+    return {"console": True} if args.settings.console else {}
+
+
 def signing_options(args: argparse.Namespace) -> dict[str, Any]:
     """The ProtocolOptions of ``--signing-key``: none, or the key and the JWKS path."""
     return _or_exit(serving.signing_options, args.settings)

@@ -18,7 +18,15 @@ from collections.abc import Iterable
 from typing import Any
 
 import anyio
-from _common import backend_options, card, parse_args, public_url, serve, signing_options
+from _common import (
+    backend_options,
+    card,
+    console_options,
+    parse_args,
+    public_url,
+    serve,
+    signing_options,
+)
 from aiohttp import web
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -172,6 +180,7 @@ def main() -> None:
         card=public_card,
         base_url=public_url(args),
         **backend_options(args),
+        **console_options(args),
         extended_card=card(
             "Conformance agent",
             "Answers the A2A compatibility kits (extended card).",

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import argparse
 
-from _common import backend_options, card, parse_args, public_url, serve, signing_options
+from _common import (
+    backend_options,
+    card,
+    console_options,
+    parse_args,
+    public_url,
+    serve,
+    signing_options,
+)
 
 from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, TaskContext
@@ -43,6 +51,7 @@ def main() -> None:
         ),
         base_url=public_url(args),
         **backend_options(args),
+        **console_options(args),
         protocol=ProtocolOptions(legacy_card_fields=args.v03_card, **signing_options(args)),
     )
     serve(server, args)

@@ -9,7 +9,15 @@ completes it with a greeting artifact.
 
 from __future__ import annotations
 
-from _common import backend_options, card, parse_args, public_url, serve, signing_options
+from _common import (
+    backend_options,
+    card,
+    console_options,
+    parse_args,
+    public_url,
+    serve,
+    signing_options,
+)
 
 from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, InputRequired, TaskContext
@@ -41,6 +49,7 @@ def main() -> None:
         ),
         base_url=public_url(args),
         **backend_options(args),
+        **console_options(args),
         protocol=ProtocolOptions(**signing_options(args)),
     )
     serve(server, args)

@@ -23,7 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from _common import backend_options, card, parse_args, public_url, serve, signing_options
+from _common import (
+    backend_options,
+    card,
+    console_options,
+    parse_args,
+    public_url,
+    serve,
+    signing_options,
+)
 
 from a2a_core.auth import ApiKey, JwtBearer
 from a2a_core.protocol import ProtocolOptions
@@ -116,6 +124,7 @@ def main() -> None:
         authenticators=authenticators,
         protocol=ProtocolOptions(**signing_options(args)),
         **backend_options(args),
+        **console_options(args),
     )
     serve(server, args)
 

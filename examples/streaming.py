@@ -18,7 +18,15 @@ import argparse
 from collections.abc import AsyncIterator
 
 import anyio
-from _common import backend_options, card, parse_args, public_url, serve, signing_options
+from _common import (
+    backend_options,
+    card,
+    console_options,
+    parse_args,
+    public_url,
+    serve,
+    signing_options,
+)
 
 from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer, TaskContext
@@ -84,6 +92,7 @@ def main() -> None:
         ),
         base_url=public_url(args),
         **backend_options(args),
+        **console_options(args),
         protocol=ProtocolOptions(**signing_options(args)),
     )
     serve(server, args)

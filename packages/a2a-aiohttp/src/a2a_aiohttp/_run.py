@@ -44,6 +44,7 @@ def run(
     ``web.Application`` takes them). ``shutdown_timeout``: how long open requests may take
     once the A2A server has shut down (default: its shutdown grace plus two seconds)."""
     _configure_logging(log_level)
+    server.warn_if_console_exposed(host)
     app = build_app(
         server,
         public_url=public_url,

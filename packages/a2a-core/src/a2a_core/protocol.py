@@ -3,6 +3,7 @@
 The public face of ``a2a_core.protocol``: import these names from here.
 """
 
+from a2a_core._protocol.console import CONSOLE_CSP, DEFAULT_CONSOLE_PATH
 from a2a_core._protocol.server import (
     DEFAULT_MAX_BODY_SIZE,
     DEFAULT_MAX_JSON_DEPTH,
@@ -11,6 +12,8 @@ from a2a_core._protocol.server import (
 )
 
 __all__ = [
+    "CONSOLE_CSP",
+    "DEFAULT_CONSOLE_PATH",
     "DEFAULT_MAX_BODY_SIZE",
     "DEFAULT_MAX_JSON_DEPTH",
     "ProtocolOptions",

@@ -64,6 +64,7 @@ def run(
     from a2a_starlette.limits import UVICORN_SETTINGS
 
     _configure_logging(log_level)
+    server.warn_if_console_exposed(host)
     app = build_app(server, public_url=public_url, health=health, companions=companions)
     for middleware in reversed(asgi_middleware):
         app = middleware(app)

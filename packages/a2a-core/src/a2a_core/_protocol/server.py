@@ -37,6 +37,7 @@ from a2a_core._protocol.agent_card import (
     build_card,
 )
 from a2a_core._protocol.call import Call, merge_metadata
+from a2a_core._protocol.console import DEFAULT_CONSOLE_PATH, ConsolePages, check_console_path
 from a2a_core._protocol.errors import (
     A2AError,
     ExtendedAgentCardNotConfiguredError,
@@ -358,6 +359,27 @@ class ServerProtocol:
         self.public_paths: frozenset[str] = frozenset(
             p for p in (self.card_path, self._jwks_path) if p is not None
         )
+        #: The developer console, when served (`serve_console`).
+        self.console: ConsolePages | None = None
+        self._console_paths: frozenset[str] = frozenset()
+
+    def serve_console(self, path: str = DEFAULT_CONSOLE_PATH) -> None:
+        """Serve the developer console at ``path`` (under the mount), to anyone: its files
+        join `public_paths`, because a browser opening a page sends no credentials (the
+        page then calls the agent with the token typed into it). Raises ValueError for a
+        path that cannot hold it, or when the public card, which the page reads, is not
+        served."""
+        path = check_console_path(path)
+        if self.card_path is None:
+            raise ValueError("the console reads the public card: card_path must be served")
+        taken = {self.card_path, self._jwks_path, self.jsonrpc_path}
+        if path.rstrip("/") in taken or path in taken:
+            raise ValueError(f"console_path {path!r} is already served by the protocol")
+        if self.console is not None:
+            self.public_paths -= self._console_paths
+        self.console = ConsolePages(path, self.card_path)
+        self._console_paths = self.console.paths
+        self.public_paths |= self._console_paths
 
     def publish_interface(self, interface: AgentInterface) -> None:
         """Add an interface served by another transport to the cards (public and extended),
@@ -428,6 +450,8 @@ class ServerProtocol:
             return self.card_publisher.respond(request, request.base_url)
         if path == self._jwks_path:
             return self.card_publisher.respond_jwks(request)
+        if path in self._console_paths:
+            return self.console.respond(request)  # type: ignore[union-attr]
         if self.jsonrpc_path is not None and path == self.jsonrpc_path:
             if request.method != "POST":
                 return _plain_error(405, "Method not allowed", (("allow", "POST"),), "jsonrpc")

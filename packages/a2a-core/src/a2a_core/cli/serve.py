@@ -19,7 +19,6 @@ import argparse
 import dataclasses
 import importlib
 import inspect
-import ipaddress
 import logging
 import os
 import sys
@@ -32,6 +31,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from a2a_core.server import A2AServer
+from a2a_core.server._server import _is_loopback
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
 
 __all__ = [
@@ -82,6 +82,7 @@ class ServeSettings:
     log_level: str = "info"
     access_log: bool = False
     health: bool = True
+    console: bool = False
 
     @property
     def url(self) -> str:
@@ -148,6 +149,13 @@ _SETTINGS: Final = (
     _Setting("log_level", "--log-level", "log level", "choice", LOG_LEVELS),
     _Setting("access_log", "--access-log", "log every request", "bool"),
     _Setting("health", "--health", "serve /healthz and /readyz", "bool"),
+    _Setting(
+        "console",
+        "--console",
+        "serve the developer console at /a2a-console/ (for development: anyone who can "
+        "reach the server can open it)",
+        "bool",
+    ),
 )
 
 #: What the JWKS of ``--signing-key`` is served at.
@@ -334,6 +342,8 @@ def server_for(
                 f"{spec} is an A2AServer, built with its own options: "
                 f"{', '.join(given)} cannot change it (give it to A2AServer(...) instead)"
             )
+        if settings.console and target.console_path is None:
+            target.serve_console()  # a page of its own: nothing of the server changes
         return target
     if not callable(target) or not _takes_one_argument(target):
         raise SettingsError(
@@ -435,9 +445,11 @@ _STAND_IN: Final = {
 
 def server_options(settings: ServeSettings) -> dict[str, Any]:
     """The `A2AServer` options of the settings: the backend of ``sql`` or ``redis`` (in
-    memory without either), the observer of ``otel``, and the card signing key of
-    ``signing_key`` (as ``protocol=``)."""
+    memory without either), the observer of ``otel``, ``console=True`` for ``console``, and
+    the card signing key of ``signing_key`` (as ``protocol=``)."""
     options = backend_options(settings)
+    if settings.console:
+        options["console"] = True
     signing = signing_options(settings)
     if signing:
         from a2a_core.protocol import ProtocolOptions
@@ -562,6 +574,8 @@ def run(
             file=stream,
             flush=True,
         )
+        if server.console_path is not None:
+            print(f"Developer console at {url}{server.console_path}", file=stream, flush=True)
 
     common: dict[str, Any] = {
         "host": settings.host,
@@ -609,15 +623,6 @@ def _grpc_server(server: A2AServer, settings: ServeSettings) -> Any:
         public_address=f"{public_host}:{settings.grpc_port}",
         base_url=settings.url,
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _level(name: str) -> int:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
@@ -25,6 +26,7 @@ import msgspec
 from anyio.abc import TaskGroup
 
 from a2a_core._protocol.call import Call
+from a2a_core._protocol.console import DEFAULT_CONSOLE_PATH
 from a2a_core._protocol.errors import (
     A2AError,
     InternalError,
@@ -85,6 +87,15 @@ _NOT_RUNNING_TEXT: Final = (
 logger = logging.getLogger("a2a_core.server")
 
 
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 class A2AServer:
     """An A2A server for one agent. See ``docs/server.md`` for every option.
 
@@ -126,6 +137,11 @@ class A2AServer:
             backend operation (:mod:`a2a_core.server.observe`; OpenTelemetry is
             ``a2a_core.otel.OpenTelemetryObserver``; several: ``Observers``). ``None``: no
             observation, at the cost of a few calls of methods that do nothing.
+        console: Serve the developer console (a page that shows the card, chats with the
+            agent through its public endpoints, lists its tasks and shows the raw stream
+            frames) at ``console_path``, to anyone who can reach the server: meant for
+            development (see ``docs/console.md``). Off by default: that path is then a 404.
+        console_path: Where the console is served, under the mount (a folder path).
     """
 
     def __init__(
@@ -146,6 +162,8 @@ class A2AServer:
         extended_card: ExtendedCard | None = None,
         authenticators: Mapping[str, Verifier] | None = None,
         observer: Observer | None = None,
+        console: bool = False,
+        console_path: str = DEFAULT_CONSOLE_PATH,
     ) -> None:
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
@@ -164,6 +182,8 @@ class A2AServer:
             extension_activation=activation(self.extensions) if self.extensions else None,
             extended_card_configured=extended_card is not None,
         )
+        if console:
+            self.protocol.serve_console(console_path)
         self.card = card
         self.push_enabled = bool(card.capabilities.push_notifications)
         self.push_options = push or PushOptions()
@@ -363,6 +383,34 @@ class A2AServer:
         if mistake not in self._reported:
             self._reported.add(mistake)
             logger.error("%s", text)
+
+    def serve_console(self, path: str = DEFAULT_CONSOLE_PATH) -> None:
+        """Serve the developer console at ``path``, as ``console=True`` does: for a server
+        built elsewhere (``a2aserve serve app:server --console``). Call it before serving."""
+        self.protocol.serve_console(path)
+        self._public_paths = self.protocol.public_paths
+
+    @property
+    def console_path(self) -> str | None:
+        """Where the developer console is served under the mount (``None``: it is not)."""
+        console = self.protocol.console
+        return None if console is None else console.path
+
+    def warn_if_console_exposed(self, host: str) -> bool:
+        """Log a warning when the console is served and ``host``, the address listened
+        on, is not a loopback one: anyone who can reach it can then open the console (and,
+        where the agent needs no credentials, talk to it). Whole-process runners call this
+        (``a2a_starlette.run``, ``a2a_aiohttp.run``, ``a2aserve serve``). True if warned."""
+        if self.console_path is None or _is_loopback(host):
+            return False
+        logger.warning(
+            "the developer console is on (%s) and the server listens on %s: anyone who can "
+            "reach this address can open it; serve it on 127.0.0.1 only, or turn it off "
+            "outside development",
+            self.console_path,
+            host or "every address",
+        )
+        return True
 
     def check_base_url(self, *, from_requests: bool) -> bool:
         """Whether the agent card can get its interface URLs: the server has a ``base_url``,
