@@ -246,6 +246,9 @@ def _check_serve(python: Path, scratch: Path) -> None:
     port = _free_port()
     arguments = line[1:]  # after "a2aserve"; the README's port, 8000, becomes a free one
     arguments[arguments.index("--port") + 1] = str(port)
+    # With the developer console: its files come from the core's wheel (package data).
+    if "--console" not in arguments:
+        arguments.append("--console")
     log = scratch / "a2aserve-serve.log"
     with log.open("w") as errors:
         process = subprocess.Popen(
@@ -260,6 +263,16 @@ def _check_serve(python: Path, scratch: Path) -> None:
         if f"http://127.0.0.1:{port}" not in banner:
             raise SystemExit(f"a2aserve serve did not start: {banner!r}\n{log.read_text()}")
         _cli_send(python, scratch, "a2aserve serve", f"http://127.0.0.1:{port}")
+        console = f"http://127.0.0.1:{port}/a2a-console/"
+        announced = process.stdout.readline()
+        if announced.strip() != f"Developer console at {console}":
+            raise SystemExit(f"a2aserve serve --console did not say where: {announced!r}")
+        for name in ("", "console.js", "console.css", "icon.svg"):
+            reply = httpx.get(console + name, timeout=10)
+            if reply.status_code != 200 or not reply.content:
+                said = f"{name or 'page'}: {reply.status_code}"
+                raise SystemExit(f"the console's file is not served: {said}")
+        print("a2aserve serve --console: the console's four files are served from the wheel")
         process.send_signal(signal.SIGTERM)
         code = process.wait(timeout=20)
     finally:

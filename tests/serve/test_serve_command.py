@@ -239,6 +239,53 @@ def test_health_probes_can_be_turned_off(serve, how: str) -> None:
     assert served.stop() == 0
 
 
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_the_console_is_served_and_announced(serve, how: str) -> None:
+    port = free_port()
+    if how == "flag":
+        served = serve("tutorial_agent:agent", "--port", str(port), "--console")
+    else:
+        served = serve("tutorial_agent:agent", "--port", str(port), env={"A2ASERVE_CONSOLE": "1"})
+    served.banner()
+    url = f"http://127.0.0.1:{port}/a2a-console/"
+    assert served.lines.get(timeout=5) == f"Developer console at {url}\n"
+    page = httpx.get(url, timeout=5)
+    assert page.status_code == 200
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+    assert httpx.get(url + "console.js", timeout=5).status_code == 200
+    assert served.stop() == 0
+    assert "anyone who can reach" not in served.output  # 127.0.0.1: no warning
+
+
+def test_a_console_beyond_loopback_is_warned_about(serve) -> None:
+    port = free_port()
+    served = serve("tutorial_agent:agent", "--port", str(port), "--host", "0.0.0.0",
+                   "--public-url", f"http://127.0.0.1:{port}", "--console")  # fmt: skip
+    served.banner()
+    assert served.stop() == 0
+    assert "the developer console is on (/a2a-console/) and the server listens on 0.0.0.0" in (
+        served.output
+    )
+
+
+@pytest.mark.parametrize("adapter", ["starlette", "aiohttp"])
+def test_the_console_of_a_server_built_by_a_factory(serve, adapter: str) -> None:
+    port = free_port()
+    served = serve("tutorial_agent:make", "--port", str(port), "--adapter", adapter, "--console")
+    served.banner()
+    assert httpx.get(f"http://127.0.0.1:{port}/a2a-console/", timeout=5).status_code == 200
+    assert served.stop() == 0
+
+
+def test_without_the_flag_there_is_no_console(serve) -> None:
+    port = free_port()
+    served = serve("tutorial_agent:agent", "--port", str(port))
+    served.banner()
+    assert httpx.get(f"http://127.0.0.1:{port}/a2a-console/", timeout=5).status_code == 404
+    assert served.stop() == 0
+    assert "Developer console" not in served.output
+
+
 # --- logs ---------------------------------------------------------------------------------
 
 

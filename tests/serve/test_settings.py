@@ -15,6 +15,7 @@ from a2a_core.cli.serve import (
     add_serve_arguments,
     card_for,
     server_for,
+    server_options,
     settings_from,
 )
 from a2a_core.server import A2AServer, TaskContext
@@ -146,3 +147,21 @@ def test_a_database_url_that_does_not_parse_hides_its_password() -> None:
     with pytest.raises(SettingsError, match="--sql: not a database URL") as raised:
         server_options(ServeSettings(sql="nosuchdialect+nodriver://app:s3cret@db/app"))
     assert "s3cret" not in str(raised.value)
+
+
+def test_the_console_setting_turns_the_console_on() -> None:
+    assert parse().console is False
+    assert parse(environ={"A2ASERVE_CONSOLE": "yes"}).console is True
+    assert parse("--no-console", environ={"A2ASERVE_CONSOLE": "1"}).console is False
+    assert server_options(parse("--console")) == {"console": True}
+    assert server_options(parse()) == {}
+
+    async def agent(ctx: TaskContext) -> str:
+        return "hi"
+
+    built = server_for(agent, parse("--console"))
+    assert built.console_path == "/a2a-console/"
+    given = A2AServer(agent, card=card_for(agent))
+    assert server_for(given, parse("--console")) is given
+    assert given.console_path == "/a2a-console/"  # turned on for a server built elsewhere
+    assert server_for(agent, parse()).console_path is None

@@ -60,13 +60,13 @@ def check_console_path(path: str) -> str:
     empty, ``.`` or ``..`` segment; else ValueError saying why."""
     if not isinstance(path, str) or not path.startswith("/") or not path.endswith("/"):
         raise ValueError(
-            f"console_path must be a path that starts and ends with '/' "
+            f"the console path must be a path that starts and ends with '/' "
             f"(like {DEFAULT_CONSOLE_PATH!r}), not {path!r}"
         )
     segments = path.strip("/").split("/")
     if path == "/" or any(s in ("", ".", "..") for s in segments):
         raise ValueError(
-            f"console_path must name a folder below the mount, like {DEFAULT_CONSOLE_PATH!r}, "
+            f"the console path must name a folder below the mount, like {DEFAULT_CONSOLE_PATH!r}, "
             f"not {path!r}"
         )
     return path

@@ -374,7 +374,7 @@ class ServerProtocol:
             raise ValueError("the console reads the public card: card_path must be served")
         taken = {self.card_path, self._jwks_path, self.jsonrpc_path}
         if path.rstrip("/") in taken or path in taken:
-            raise ValueError(f"console_path {path!r} is already served by the protocol")
+            raise ValueError(f"the console path {path!r} is already served by the protocol")
         if self.console is not None:
             self.public_paths -= self._console_paths
         self.console = ConsolePages(path, self.card_path)

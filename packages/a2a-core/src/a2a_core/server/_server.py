@@ -139,9 +139,10 @@ class A2AServer:
             observation, at the cost of a few calls of methods that do nothing.
         console: Serve the developer console (a page that shows the card, chats with the
             agent through its public endpoints, lists its tasks and shows the raw stream
-            frames) at ``console_path``, to anyone who can reach the server: meant for
-            development (see ``docs/console.md``). Off by default: that path is then a 404.
-        console_path: Where the console is served, under the mount (a folder path).
+            frames) to anyone who can reach the server: meant for development (see
+            ``docs/console.md``). ``True``: at ``/a2a-console/`` under the mount
+            (`a2a_core.protocol.DEFAULT_CONSOLE_PATH`); a folder path such as
+            ``"/tools/console/"``: there. Off by default: the path is then a 404.
     """
 
     def __init__(
@@ -162,8 +163,7 @@ class A2AServer:
         extended_card: ExtendedCard | None = None,
         authenticators: Mapping[str, Verifier] | None = None,
         observer: Observer | None = None,
-        console: bool = False,
-        console_path: str = DEFAULT_CONSOLE_PATH,
+        console: bool | str = False,
     ) -> None:
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
@@ -182,8 +182,10 @@ class A2AServer:
             extension_activation=activation(self.extensions) if self.extensions else None,
             extended_card_configured=extended_card is not None,
         )
-        if console:
-            self.protocol.serve_console(console_path)
+        if console is True:
+            self.protocol.serve_console()
+        elif console is not False:
+            self.protocol.serve_console(console)  # a path (ValueError for anything else)
         self.card = card
         self.push_enabled = bool(card.capabilities.push_notifications)
         self.push_options = push or PushOptions()
