@@ -106,20 +106,33 @@ class Console:
         return [p for p in self.problems if not any(e.search(p) for e in self.expected)]
 
 
+@pytest.fixture(scope="session")
+def axe_script(request: pytest.FixtureRequest) -> str:
+    """axe-core, the accessibility checker, installed by npm from the committed lock of
+    ``tests/interop/js`` (skips without node and npm, as the interop tests do)."""
+    from interop.js_env import install_js_sdk
+
+    home = install_js_sdk(request.config).home
+    return (home / "node_modules" / "axe-core" / "axe.min.js").read_text()
+
+
 def shot_name(request: pytest.FixtureRequest) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")
 
 
 @pytest.fixture
 def open_console(browser: Any, artifacts: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """``open_console(url)``: a fresh browser context on the console at ``url``, checked
+    """``open_console(url)``: a fresh browser context on the console at ``url`` (laptop
+    sized, 1366x768; ``bypass_csp=True`` lets a test inject a checker of its own), checked
     when the test ends: no console error or warning it did not expect, and no request to
     another origin."""
     contexts: list[Any] = []
     consoles: list[Console] = []
 
-    def open_(url: str) -> Console:
-        context = browser.new_context(viewport={"width": 1366, "height": 768})
+    def open_(url: str, *, bypass_csp: bool = False) -> Console:
+        context = browser.new_context(
+            viewport={"width": 1366, "height": 768}, bypass_csp=bypass_csp
+        )
         context.set_default_timeout(15_000)
         contexts.append(context)
         console = Console(context.new_page(), url, artifacts, shot_name(request))

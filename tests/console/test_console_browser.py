@@ -178,6 +178,32 @@ def test_cancel_stops_a_running_task(servers: Any, adapter: str, open_console: A
     console.shot("canceled")
 
 
+def test_a_second_page_follows_and_cancels_a_task_started_by_the_first(
+    servers: Any, open_console: Any
+) -> None:
+    url = servers["streaming", "starlette"] + CONSOLE
+    first = open_console(url)
+    expect(first.by("card-name")).to_have_text("Streamer")
+    send(first, " ".join(f"w{i}" for i in range(300)))
+    expect(last(first, "reply-artifact")).to_contain_text("w0 w1")
+    task_id = first.page.locator("[data-testid=task-row][aria-current=true]").get_attribute(
+        "data-task-id"
+    )
+    second = open_console(url)
+    row = second.page.locator(f"[data-testid=task-row][data-task-id='{task_id}']")
+    expect(row.get_by_test_id("task-state")).to_have_text("working")
+    row.locator("button").click()
+    second.by("follow-task").click()
+    # The subscription's frames arrive live in the second page's log.
+    expect(second.by("frames-log")).to_contain_text("artifactUpdate")
+    expect(second.by("follow-task")).to_be_disabled()
+    second.by("cancel-task").click()
+    expect(second.by("task-view-state")).to_have_text("canceled")
+    expect(second.by("frames-log")).to_contain_text("TASK_STATE_CANCELED")
+    expect(last(first, "reply-state")).to_have_text("canceled")  # the first page saw it too
+    second.shot("followed")
+
+
 def test_a_secured_agent_needs_the_token_which_the_page_sends_as_the_card_says(
     servers: Any, open_console: Any
 ) -> None:
@@ -226,3 +252,36 @@ def test_the_console_is_not_served_without_the_flag(tmp_path: Path) -> None:
         assert httpx.get(process.url + CONSOLE).status_code == 404
     finally:
         process.stop()
+
+
+def test_the_page_passes_an_accessibility_check_and_works_by_keyboard(
+    servers: Any, open_console: Any, axe_script: str
+) -> None:
+    # The policy is bypassed in this context only, so that the checker can be injected.
+    console = open_console(servers["multi_turn", "starlette"] + CONSOLE, bypass_csp=True)
+    expect(console.by("card-name")).to_have_text("Greeter")
+    keyboard = console.page.keyboard
+    expect(console.by("chat-input")).to_be_focused()  # ready to type
+    keyboard.type("hi")
+    keyboard.press("Enter")
+    expect(last(console, "reply-state")).to_have_text("input-required")
+    # A row of the task list is a button: Tab reaches it, Enter opens the task.
+    row = console.by("task-row").first.locator("button")
+    row.focus()
+    keyboard.press("Enter")
+    expect(console.page.locator("#task-history")).to_contain_text("user: hi")
+    expect(console.by("cancel-task")).to_be_enabled()
+    console.by("cancel-task").focus()
+    keyboard.press("Enter")
+    expect(console.by("task-view-state")).to_have_text("canceled")
+    console.page.add_script_tag(content=axe_script)
+    found = console.page.evaluate(
+        """async () => {
+            const result = await axe.run(document, {
+                runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+            });
+            return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
+        }"""
+    )
+    assert found == []
+    console.shot("checked")

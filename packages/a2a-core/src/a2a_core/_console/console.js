@@ -20,6 +20,7 @@
     continueTaskId: null, // the input-required task the next message answers
     tasks: new Map(), // id -> {id, contextId, state, updated}
     selected: null, // the task shown in the task view
+    following: null, // the task whose stream the task view follows
     busy: false,
     rpcId: 0,
   };
@@ -631,7 +632,7 @@
     const tasks = [...state.tasks.values()].sort((a, b) => String(b.updated || "").localeCompare(String(a.updated || "")));
     if (!tasks.length) list.append(el("li", { class: "empty", text: "No tasks yet." }));
     for (const task of tasks) {
-      const button = el("button", { type: "button", "aria-label": `Task ${task.id}, ${task.state}` },
+      const button = el("button", { type: "button", title: `Task ${task.id}` },
         el("code", { text: short(task.id) }),
         el("span", { class: "hint", text: task.updated ? new Date(task.updated).toLocaleTimeString() : "" }),
         stateBadge(task.state, "task-state"));
@@ -657,6 +658,7 @@
     badge.textContent = name;
     badge.dataset.state = name;
     $("cancel-task").disabled = !name || TERMINAL.has(name);
+    $("follow-task").disabled = !name || TERMINAL.has(name) || state.following === state.selected;
   }
 
   async function selectTask(id, fetchIt) {
@@ -714,6 +716,28 @@
     if (!state.busy) await refreshSelected();
   }
 
+  // A task started elsewhere (another page, another client): its events, live, by
+  // SubscribeToTask, into the task view and the frames log.
+  async function followSelected() {
+    const id = state.selected;
+    if (!id) return;
+    state.following = id;
+    $("follow-task").disabled = true;
+    try {
+      await stream("SubscribeToTask", { id }, (event) => {
+        const update = event.statusUpdate || (event.task && { taskId: event.task.id, status: event.task.status });
+        if (update && update.status) {
+          noteTask({ id, state: stateName(update.status.state), updated: update.status.timestamp });
+        }
+      });
+    } catch (error) {
+      showError(`Following task ${short(id)} failed: ${error.message}`);
+    } finally {
+      state.following = null;
+    }
+    if (state.selected === id) await refreshSelected();
+  }
+
   // --- start -----------------------------------------------------------------------------
 
   function wire() {
@@ -744,6 +768,7 @@
       await refreshSelected();
     });
     $("cancel-task").addEventListener("click", cancelSelected);
+    $("follow-task").addEventListener("click", followSelected);
     $("clear-frames").addEventListener("click", () => $("frames-log").replaceChildren());
   }
 
