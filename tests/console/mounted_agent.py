@@ -1,6 +1,6 @@
 """A FastAPI app with an A2A agent mounted at /agents/notes, console on, and a card with
 the faults the console's findings report (a skill without tags, a provider without a URL,
-an input mode that is not text). Run by the browser tests: ``python mounted_agent.py
+an input mode that is not text, markup in a skill's description). Run by the browser tests: ``python mounted_agent.py
 --port N``."""
 
 from __future__ import annotations
@@ -32,7 +32,15 @@ def main() -> None:
         capabilities=AgentCapabilities(streaming=False),
         default_input_modes=["application/json"],
         default_output_modes=["text/plain"],
-        skills=[AgentSkill(id="note", name="Note", description="Keeps a note.", tags=[])],
+        skills=[
+            AgentSkill(
+                id="note",
+                name="Note",
+                # Markup in a card is the agent's to write: the console shows it as text.
+                description='Keeps a note. <img src=x onerror="window.pwned=1">',
+                tags=[],
+            )
+        ],
     )
     server = A2AServer(
         notes, card=card, base_url=f"http://127.0.0.1:{port}/agents/notes", console=True

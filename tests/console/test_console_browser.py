@@ -106,24 +106,24 @@ def test_a_streamed_reply_shows_as_it_arrives_then_completes(
     console = open_console(servers["streaming", adapter] + CONSOLE)
     expect(console.by("card-name")).to_have_text("Streamer")
     console.by("interface-select").select_option(label=f"{binding} · /")
-    words = [f"word{i}" for i in range(20)]
+    words = [f"word{i}" for i in range(40)]
     send(console, " ".join(words))
     reply = last(console, "reply-artifact")
     # Live: part of the reply is on the page while the task is still working (the example
-    # sends one word every 0.1 s).
+    # sends one word every 0.1 s: 4 s in all).
     expect(reply).to_contain_text("word0 word1")
     expect(last(console, "reply-state")).to_have_text("working")
     console.shot("streaming")
     expect(last(console, "reply-state")).to_have_text("completed", timeout=20_000)
     expect(reply).to_have_text(" ".join(words))
     expect(console.page.locator("[data-role=agent] .status-text").last).to_have_text(
-        "Streaming 20 words"
+        "Streaming 40 words"
     )
     task_id = console.by("task-row").and_(console.page.locator("[aria-current=true]"))
     expect(task_id.get_by_test_id("task-state")).to_have_text("completed")
     frames = console.by("frames-log").locator("li")
-    # The task, a status, 20 chunks and the final status, each frame as received.
-    expect(frames).to_have_count(23)
+    # The task, a status, 40 chunks and the final status, each frame as received.
+    expect(frames).to_have_count(43)
     expect(console.by("frames-log")).to_contain_text("artifactUpdate")
     expect(console.by("frames-log")).to_contain_text("data: ")
     console.shot("completed")
@@ -196,11 +196,11 @@ def test_a_second_page_follows_and_cancels_a_task_started_by_the_first(
     second.by("follow-task").click()
     # The subscription's frames arrive live in the second page's log.
     expect(second.by("frames-log")).to_contain_text("artifactUpdate")
-    expect(second.by("follow-task")).to_be_disabled()
     second.by("cancel-task").click()
     expect(second.by("task-view-state")).to_have_text("canceled")
     expect(second.by("frames-log")).to_contain_text("TASK_STATE_CANCELED")
     expect(last(first, "reply-state")).to_have_text("canceled")  # the first page saw it too
+    expect(second.by("follow-task")).to_be_disabled()  # nothing more to follow
     second.shot("followed")
 
 
@@ -237,6 +237,11 @@ def test_a_faulty_card_is_reported_and_a_mounted_agent_works(
     expect(findings).to_contain_text("streaming is off")
     # No streaming: the chat sends a blocking message.
     expect(console.by("use-stream")).not_to_be_checked()
+    # The card's text is shown as text: markup in it makes no element and runs nothing.
+    skills = console.page.locator("#card-skills")
+    expect(skills).to_contain_text('Keeps a note. <img src=x onerror="window.pwned=1">')
+    assert skills.locator("img").count() == 0
+    assert console.page.evaluate("window.pwned") is None
     send(console, "buy milk")
     expect(last(console, "reply-state")).to_have_text("completed")
     expect(console.page.locator("[data-role=agent]").last).to_contain_text("noted: buy milk")
@@ -285,3 +290,50 @@ def test_the_page_passes_an_accessibility_check_and_works_by_keyboard(
     )
     assert found == []
     console.shot("checked")
+
+
+# A stream as another server might frame it: CRLF line ends, a comment, a data field over two
+# lines, markup in the text. The JSON-RPC endpoint's streaming call is answered by the test.
+CRAFTED = (
+    ": keep-alive\r\n\r\n"
+    "id: 1\r\n"
+    'data: {"jsonrpc": "2.0", "id": 1,\r\n'
+    'data:  "result": {"task": {"id": "t-1", "contextId": "c-1",'
+    ' "status": {"state": "TASK_STATE_WORKING"}}}}\r\n\r\n'
+    "id: 2\r\n"
+    'data: {"jsonrpc": "2.0", "id": 1, "result": {"artifactUpdate": {"taskId": "t-1",'
+    ' "contextId": "c-1", "artifact": {"artifactId": "a", "parts": [{"text": "<b>plain"}]}}}}\r\n'
+    "\r\n"
+    "id: 3\r\n"
+    'data: {"jsonrpc": "2.0", "id": 1, "result": {"artifactUpdate": {"taskId": "t-1",'
+    ' "contextId": "c-1", "artifact": {"artifactId": "a", "parts": [{"text": " text</b>"}]},'
+    ' "append": true}}}\r\n\r\n'
+    "id: 4\r\n"
+    'data: {"jsonrpc": "2.0", "id": 1, "result": {"statusUpdate": {"taskId": "t-1",'
+    ' "contextId": "c-1", "status": {"state": "TASK_STATE_COMPLETED"}}}}\r\n\r\n'
+)
+
+
+def test_frames_with_crlf_comments_and_split_data_are_read_and_shown_as_text(
+    servers: Any, open_console: Any
+) -> None:
+    base = servers["streaming", "starlette"]
+    console = open_console(base + CONSOLE)
+    expect(console.by("card-name")).to_have_text("Streamer")
+
+    def answer(route: Any) -> None:
+        if "SendStreamingMessage" in (route.request.post_data or ""):
+            route.fulfill(status=200, headers={"content-type": "text/event-stream"}, body=CRAFTED)
+        else:
+            route.continue_()
+
+    console.page.route(lambda url: url == base + "/", answer)
+    send(console, "anything")
+    expect(last(console, "reply-state")).to_have_text("completed")
+    reply = last(console, "reply-artifact")
+    expect(reply).to_have_text("<b>plain text</b>")
+    assert reply.locator("b").count() == 0
+    frames = console.by("frames-log").locator("li")
+    expect(frames).to_have_count(5)  # the comment and four events, as received
+    expect(frames.first).to_have_class("comment")
+    expect(frames.nth(1)).to_contain_text('data:  "result"')

@@ -10,6 +10,7 @@ from importlib import resources
 import anyio
 import pytest
 
+from a2a_core._protocol.grpc.binding import SERVICE
 from a2a_core.auth import ApiKey
 from a2a_core.http import Headers, HttpRequest, HttpResponse
 from a2a_core.protocol import CONSOLE_CSP, DEFAULT_CONSOLE_PATH, ProtocolOptions
@@ -66,6 +67,8 @@ def test_each_file_is_served_with_its_type_and_the_lockdown_headers(name: str) -
     assert response.header("content-security-policy") == CONSOLE_CSP
     assert response.header("x-content-type-options") == "nosniff"
     assert response.header("referrer-policy") == "no-referrer"
+    assert response.header("x-frame-options") == "DENY"
+    assert response.header("cross-origin-opener-policy") == "same-origin"
     assert response.header("cache-control") == "no-cache"
     assert response.body
     etag = response.header("etag")
@@ -115,11 +118,37 @@ def test_head_other_methods_and_the_folder_without_its_slash() -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["a2a-console/", "/a2a-console", "/", "//", "/a/../b/", "/a/./", 7, None, "/a//b/"]
+    "path",
+    [
+        "a2a-console/",
+        "/a2a-console",
+        "/",
+        "//",
+        "/a/../b/",
+        "/a/./",
+        "/a//b/",
+        "",
+        "/a b/",
+        '/"><script>/',
+        "/a?b/",
+        "/%2e%2e/",
+        "/message:send/",
+    ],
 )
-def test_a_path_that_cannot_hold_the_console_is_refused(path: object) -> None:
+def test_a_path_that_cannot_hold_the_console_is_refused(path: str) -> None:
     with pytest.raises(ValueError, match="console path"):
         server(console=path)
+
+
+@pytest.mark.parametrize("console", [False, None])
+def test_false_and_none_leave_it_off(console: object) -> None:
+    assert server(console=console).console_path is None
+
+
+@pytest.mark.parametrize("console", [1, 0, b"/a2a-console/", ["/a/"]])
+def test_a_console_that_is_neither_a_flag_nor_a_path_is_refused(console: object) -> None:
+    with pytest.raises(TypeError, match="console must be True, False or a folder path"):
+        server(console=console)
 
 
 def test_the_console_needs_the_public_card_and_a_path_of_its_own() -> None:
@@ -127,6 +156,14 @@ def test_the_console_needs_the_public_card_and_a_path_of_its_own() -> None:
         server(console=True, protocol=ProtocolOptions(card_path=None))
     with pytest.raises(ValueError, match="already served"):
         server(console="/rpc/", protocol=ProtocolOptions(jsonrpc_path="/rpc/"))
+    # An HTTP+JSON route (GET /tasks is ListTasks) would be hidden, and made public.
+    with pytest.raises(ValueError, match=r"already served by the protocol \(/tasks"):
+        server(console="/tasks/")
+    # So would gRPC's methods, which share the mount.
+    with pytest.raises(ValueError, match="already served"):
+        server(console=f"/{SERVICE}/")
+    # Elsewhere, the same names are free.
+    assert server(console="/tasks/", protocol=ProtocolOptions(rest_path="/rest")).console_path
 
 
 SECURED = AgentCard(

@@ -21,6 +21,7 @@
     tasks: new Map(), // id -> {id, contextId, state, updated}
     selected: null, // the task shown in the task view
     following: null, // the task whose stream the task view follows
+    streaming: null, // the task of the chat's reply in progress
     busy: false,
     rpcId: 0,
   };
@@ -49,6 +50,15 @@
 
   function stateBadge(name, testid) {
     return el("span", { class: "state", "data-state": name, "data-testid": testid, text: name });
+  }
+
+  // The card is the agent's to write: a field may hold anything.
+  function list(value) {
+    return Array.isArray(value) ? value : [];
+  }
+
+  function object(value) {
+    return value && typeof value === "object" && !Array.isArray(value) ? value : {};
   }
 
   function short(id) {
@@ -99,11 +109,16 @@
       throw new A2AError(`The agent card answered ${response.status} ${response.statusText}`);
     }
     const text = await response.text();
+    let card;
     try {
-      return { card: JSON.parse(text), text };
+      card = JSON.parse(text);
     } catch (error) {
       throw new A2AError("The agent card is not JSON");
     }
+    if (!card || typeof card !== "object" || Array.isArray(card)) {
+      throw new A2AError("The agent card is not a JSON object");
+    }
+    return { card, text };
   }
 
   // What a client would trip over, the way a conformance kit reads a v1.0 card.
@@ -186,15 +201,15 @@
     if (card.provider && (!card.provider.url || !card.provider.organization)) {
       add("error", '"provider" needs both "organization" and "url"');
     }
-    const schemes = card.securitySchemes || {};
-    for (const requirement of card.securityRequirements || []) {
-      for (const name of Object.keys((requirement && requirement.schemes) || {})) {
+    const schemes = object(card.securitySchemes);
+    for (const requirement of list(card.securityRequirements)) {
+      for (const name of Object.keys(object(requirement && requirement.schemes))) {
         if (!(name in schemes)) add("error", `security requirement names "${name}", which "securitySchemes" does not declare`);
       }
     }
-    const caps = card.capabilities || {};
+    const caps = object(card.capabilities);
     if (caps.streaming !== true) add("info", "streaming is off: the chat sends blocking messages");
-    const modes = card.defaultInputModes || [];
+    const modes = list(card.defaultInputModes);
     if (Array.isArray(modes) && modes.length && !modes.some((m) => m === "text/plain" || m === "text/*" || m === "*/*")) {
       add("warning", `the agent does not list text/plain among its input modes (${modes.join(", ")}); the chat sends text`);
     }
@@ -207,17 +222,17 @@
   // How the token field's value can be sent: one way per declared scheme that a page can
   // use (a header or the query; not a cookie, not mutual TLS), the first required first.
   function authPlans(card) {
-    const schemes = card.securitySchemes || {};
+    const schemes = object(card.securitySchemes);
     const names = [];
-    for (const requirement of card.securityRequirements || []) {
-      for (const name of Object.keys((requirement && requirement.schemes) || {})) {
+    for (const requirement of list(card.securityRequirements)) {
+      for (const name of Object.keys(object(requirement && requirement.schemes))) {
         if (!names.includes(name)) names.push(name);
       }
     }
     for (const name of Object.keys(schemes)) if (!names.includes(name)) names.push(name);
     const plans = [];
     for (const name of names) {
-      const scheme = schemes[name] || {};
+      const scheme = object(schemes[name]);
       const key = scheme.apiKeySecurityScheme;
       const http = scheme.httpAuthSecurityScheme;
       if (key && key.location === "header") plans.push({ name, header: key.name, prefix: "", label: `${name} (${key.name} header)` });
@@ -244,15 +259,15 @@
     };
     fact("Version", card.version);
     if (card.provider) fact("Provider", [card.provider.organization, card.provider.url].filter(Boolean).join(" · "));
-    const caps = card.capabilities || {};
+    const caps = object(card.capabilities);
     fact("Streaming", caps.streaming ? "yes" : "no");
     fact("Push", caps.pushNotifications ? "yes" : "no");
     fact("Extended card", caps.extendedAgentCard ? "yes" : "no");
     if (Array.isArray(caps.extensions) && caps.extensions.length) {
-      fact("Extensions", caps.extensions.map((e) => e.uri + (e.required ? " (required)" : "")).join(", "));
+      fact("Extensions", caps.extensions.filter((e) => e && typeof e === "object").map((e) => e.uri + (e.required ? " (required)" : "")).join(", "));
     }
-    fact("Input", (card.defaultInputModes || []).join(", "));
-    fact("Output", (card.defaultOutputModes || []).join(", "));
+    fact("Input", list(card.defaultInputModes).join(", "));
+    fact("Output", list(card.defaultOutputModes).join(", "));
     fact("Documentation", card.documentationUrl);
 
     const findingList = $("card-findings");
@@ -265,10 +280,11 @@
 
     const skills = $("card-skills");
     skills.replaceChildren();
-    for (const skill of card.skills || []) {
-      const tags = (skill.tags || []).map((t) => el("span", { class: "tag", text: t }));
-      const examples = (skill.examples || []).length
-        ? el("div", { class: "hint", text: `e.g. ${skill.examples.join(" · ")}` })
+    for (const skill of Array.isArray(card.skills) ? card.skills : []) {
+      if (!skill || typeof skill !== "object") continue;
+      const tags = list(skill.tags).map((t) => el("span", { class: "tag", text: t }));
+      const examples = list(skill.examples).length
+        ? el("div", { class: "hint", text: `e.g. ${list(skill.examples).join(" · ")}` })
         : null;
       skills.append(el("li", {}, el("strong", { text: skill.name || skill.id }), " ", ...tags,
         el("div", { text: skill.description || "" }), examples));
@@ -277,21 +293,24 @@
 
     const list = $("card-interfaces");
     list.replaceChildren();
-    for (const iface of card.supportedInterfaces || []) {
+    for (const iface of Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces : []) {
+      if (!iface || typeof iface !== "object") continue;
       list.append(el("li", { text: `${iface.protocolBinding} ${iface.protocolVersion || "?"} · ${iface.url}` }));
     }
 
     const security = $("card-security");
     security.replaceChildren();
-    const schemes = card.securitySchemes || {};
+    const schemes = object(card.securitySchemes);
     for (const [name, scheme] of Object.entries(schemes)) {
+      if (!scheme || typeof scheme !== "object") continue;
       const kind = Object.keys(scheme)[0] || "unknown";
-      const detail = scheme[kind] || {};
+      const detail = object(scheme[kind]);
       const how = detail.scheme || (detail.location ? `${detail.location} ${detail.name}` : "");
       security.append(el("li", { text: `${name}: ${kind.replace(/SecurityScheme$/, "")}${how ? ` (${how})` : ""}` }));
     }
-    for (const requirement of card.securityRequirements || []) {
-      security.append(el("li", { class: "hint", text: `requires ${Object.keys(requirement.schemes || {}).join(" + ")}` }));
+    for (const requirement of Array.isArray(card.securityRequirements) ? card.securityRequirements : []) {
+      if (!requirement || typeof requirement !== "object") continue;
+      security.append(el("li", { class: "hint", text: `requires ${Object.keys(object(requirement.schemes)).join(" + ")}` }));
     }
     if (!security.children.length) security.append(el("li", { class: "hint", text: "none declared" }));
     $("card-raw").textContent = JSON.stringify(JSON.parse(text), null, 2);
@@ -309,7 +328,7 @@
     state.interfaces = [];
     const select = $("interface");
     select.replaceChildren();
-    for (const iface of card.supportedInterfaces || []) {
+    for (const iface of Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces : []) {
       if (!iface || iface.protocolVersion !== "1.0" || !BINDINGS.has(iface.protocolBinding)) continue;
       let url;
       try {
@@ -319,8 +338,11 @@
       }
       // The page may only connect to its own origin (its security policy): the same path
       // here reaches the same server, as any client of this host would.
-      const sameOrigin = new URL(url.pathname + url.search, location.origin).href;
-      state.interfaces.push({ binding: iface.protocolBinding, url: sameOrigin, declared: iface.url });
+      const here = new URL(location.origin);
+      here.pathname = url.pathname;
+      here.search = url.search;
+      const sameOrigin = here.href;
+      state.interfaces.push({ binding: iface.protocolBinding, url: sameOrigin, declared: iface.url, tenant: iface.tenant || "" });
       select.append(el("option", { value: String(state.interfaces.length - 1), text: `${iface.protocolBinding} · ${url.pathname}` }));
     }
     state.interface = state.interfaces[0] || null;
@@ -339,9 +361,14 @@
     const token = $("token").value;
     const auth = state.auth;
     if (token && auth && auth.header) {
-      out[auth.header] = auth.prefix + (auth.basic ? btoa(token) : token);
+      out[auth.header] = auth.prefix + (auth.basic ? base64(token) : token);
     }
     return out;
+  }
+
+  function base64(text) {
+    // UTF-8 first: btoa takes Latin-1 only.
+    return btoa(Array.from(new TextEncoder().encode(text), (byte) => String.fromCharCode(byte)).join(""));
   }
 
   function withQueryToken(url) {
@@ -360,10 +387,12 @@
   function request(method, params) {
     const iface = state.interface;
     if (iface.binding === "JSONRPC") {
+      // An interface's tenant goes with every call (in the params, or the path for REST).
+      if (iface.tenant) params = { ...params, tenant: iface.tenant };
       const body = { jsonrpc: "2.0", id: ++state.rpcId, method, params };
       return { url: iface.url, init: { method: "POST", body: JSON.stringify(body) } };
     }
-    const base = iface.url;
+    const base = iface.tenant ? join(iface.url, `/${encodeURIComponent(iface.tenant)}`) : iface.url;
     const id = encodeURIComponent(params.id || "");
     const post = (path, body) => ({ url: join(base, path), init: { method: "POST", body: JSON.stringify(body) } });
     const get = (path, query) => {
@@ -441,11 +470,17 @@
     }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
+    let pending = "";
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
-        buffer += value.replace(/\r\n?/g, "\n");
+        // Line ends are CR, LF or CRLF; a CR at a chunk's end may be the first half of a CRLF:
+        // it waits for the next chunk.
+        pending += value;
+        const whole = pending.endsWith("\r") ? pending.slice(0, -1) : pending;
+        pending = pending.slice(whole.length);
+        buffer += whole.replace(/\r\n?/g, "\n");
         let end;
         while ((end = buffer.indexOf("\n\n")) >= 0) {
           const raw = buffer.slice(0, end);
@@ -453,6 +488,7 @@
           handleFrame(raw, onEvent);
         }
       }
+      buffer += pending.replace(/\r/g, "\n");
       if (buffer.trim()) handleFrame(buffer, onEvent);
     } finally {
       reader.cancel().catch(() => {}); // a frame that failed ends the stream: let it go
@@ -535,6 +571,7 @@
 
     onTask(task) {
       this.task = { id: task.id, contextId: task.contextId };
+      state.streaming = task.id; // its events come by this reply: no need to follow it
       this.contextId = task.contextId;
       this.onStatus({ taskId: task.id, contextId: task.contextId, status: task.status || {} });
       for (const artifact of task.artifacts || []) this.onArtifact(artifact, false);
@@ -596,6 +633,7 @@
       addEntry("error", el("div", { class: "text", text: error.message }));
       showError(error.message);
     } finally {
+      state.streaming = null;
       setBusy(false);
       await refreshTasks();
     }
@@ -622,6 +660,8 @@
   function noteTask(task) {
     const known = state.tasks.get(task.id) || {};
     state.tasks.set(task.id, { ...known, ...task });
+    // A task that ended (here or elsewhere) is no longer the one the next message answers.
+    if (task.id === state.continueTaskId && TERMINAL.has(task.state)) setContinues(null);
     renderTasks();
     if (state.selected === task.id) showTaskState(task.state);
   }
@@ -658,10 +698,15 @@
     badge.textContent = name;
     badge.dataset.state = name;
     $("cancel-task").disabled = !name || TERMINAL.has(name);
-    $("follow-task").disabled = !name || TERMINAL.has(name) || state.following === state.selected;
+    const live = state.following === state.selected || state.streaming === state.selected;
+    $("follow-task").disabled = !name || TERMINAL.has(name) || live;
   }
 
   async function selectTask(id, fetchIt) {
+    if (state.selected !== id) {
+      $("task-history").replaceChildren();
+      $("task-artifacts").replaceChildren();
+    }
     state.selected = id;
     $("task-view").hidden = false;
     $("task-view-id").textContent = id;
@@ -733,7 +778,7 @@
     } catch (error) {
       showError(`Following task ${short(id)} failed: ${error.message}`);
     } finally {
-      state.following = null;
+      if (state.following === id) state.following = null;
     }
     if (state.selected === id) await refreshSelected();
   }

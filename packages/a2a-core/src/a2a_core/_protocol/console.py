@@ -6,7 +6,7 @@ endpoints its card lists, so what it shows is what any client sees. Serving it f
 core means every adapter, and every transport built on `ServerProtocol`, serves it alike.
 
 What bounds it: four files read once, when the console is turned on, and kept as bytes
-(about 40 KB); a request is answered from them, with no file system access.
+(about 45 KB); a request is answered from them, with no file system access.
 
 The page is locked down by its headers: a ``Content-Security-Policy`` that allows scripts,
 styles, images and connections from the page's own origin only (no inline script, no
@@ -18,6 +18,8 @@ page at once.
 from __future__ import annotations
 
 import hashlib
+import html
+import re
 from importlib import resources
 from typing import Final
 
@@ -46,6 +48,10 @@ _FILES: Final = {
 #: In the page, replaced by the card's URL relative to the page.
 _CARD_URL_MARK: Final = b"{{card-url}}"
 
+#: One segment of a console path: URL-safe characters only, so that the path goes into the
+#: page and the ``Location`` header as it is.
+_SEGMENT: Final = re.compile(r"[A-Za-z0-9._~-]+")
+
 _SECURITY_HEADERS: Final = (
     ("content-security-policy", CONSOLE_CSP),
     ("x-content-type-options", "nosniff"),
@@ -64,10 +70,10 @@ def check_console_path(path: str) -> str:
             f"(like {DEFAULT_CONSOLE_PATH!r}), not {path!r}"
         )
     segments = path.strip("/").split("/")
-    if path == "/" or any(s in ("", ".", "..") for s in segments):
+    if path == "/" or not all(_SEGMENT.fullmatch(s) and s not in (".", "..") for s in segments):
         raise ValueError(
-            f"the console path must name a folder below the mount, like {DEFAULT_CONSOLE_PATH!r}, "
-            f"not {path!r}"
+            f"the console path must name a folder below the mount, like {DEFAULT_CONSOLE_PATH!r}"
+            f" (letters, digits and . _ ~ - in each segment), not {path!r}"
         )
     return path
 
@@ -85,7 +91,7 @@ class ConsolePages:
         for name, (file, media_type) in _FILES.items():
             body = (folder / file).read_bytes()
             if file == "index.html":
-                body = body.replace(_CARD_URL_MARK, card_url.encode())
+                body = body.replace(_CARD_URL_MARK, html.escape(card_url).encode())
             etag = f'"{hashlib.sha256(body).hexdigest()[:32]}"'
             self._files[path + name] = (body, media_type, etag)
         #: The paths answered here: the files, and the folder without its slash (redirected).

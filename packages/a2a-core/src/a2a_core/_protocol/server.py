@@ -372,14 +372,30 @@ class ServerProtocol:
         path = check_console_path(path)
         if self.card_path is None:
             raise ValueError("the console reads the public card: card_path must be served")
-        taken = {self.card_path, self._jwks_path, self.jsonrpc_path}
-        if path.rstrip("/") in taken or path in taken:
-            raise ValueError(f"the console path {path!r} is already served by the protocol")
+        pages = ConsolePages(path, self.card_path)
+        for served in pages.paths:
+            if self._serves_otherwise(served):
+                raise ValueError(
+                    f"the console path {path!r} is already served by the protocol ({served})"
+                )
         if self.console is not None:
             self.public_paths -= self._console_paths
-        self.console = ConsolePages(path, self.card_path)
-        self._console_paths = self.console.paths
+        self.console = pages
+        self._console_paths = pages.paths
         self.public_paths |= self._console_paths
+
+    def _serves_otherwise(self, path: str) -> bool:
+        """Whether the protocol answers ``path`` itself: the card, the JWKS, JSON-RPC, gRPC
+        or an HTTP+JSON route (a console file there would hide it, or make it public)."""
+        if path in (self.card_path, self._jwks_path, self.jsonrpc_path):
+            return True
+        if path.startswith(_GRPC_PREFIX):
+            return True
+        relative = None if self.rest_path is None else _strip_prefix(path, self.rest_path)
+        return relative is not None and any(
+            isinstance(rest.match_route(method, relative, v0_3=self._rest_v0_3), rest.RouteMatch)
+            for method in ("GET", "POST")
+        )
 
     def publish_interface(self, interface: AgentInterface) -> None:
         """Add an interface served by another transport to the cards (public and extended),
@@ -444,14 +460,14 @@ class ServerProtocol:
     def receive_request(self, request: HttpRequest) -> HttpResponse | Call:
         """Route and check one request: a ready response, or a call to execute."""
         path = request.path or "/"
+        if path in self._console_paths:  # public: first, so that nothing else answers it
+            return self.console.respond(request)  # type: ignore[union-attr]
         if path.startswith(_GRPC_PREFIX) and _is_grpc(request):
             return self._receive_grpc(request, path)
         if self.card_path is not None and path == self.card_path:
             return self.card_publisher.respond(request, request.base_url)
         if path == self._jwks_path:
             return self.card_publisher.respond_jwks(request)
-        if path in self._console_paths:
-            return self.console.respond(request)  # type: ignore[union-attr]
         if self.jsonrpc_path is not None and path == self.jsonrpc_path:
             if request.method != "POST":
                 return _plain_error(405, "Method not allowed", (("allow", "POST"),), "jsonrpc")

@@ -343,7 +343,10 @@ def server_for(
                 f"{', '.join(given)} cannot change it (give it to A2AServer(...) instead)"
             )
         if settings.console and target.console_path is None:
-            target.serve_console()  # a page of its own: nothing of the server changes
+            try:
+                target.serve_console()  # a page of its own: nothing of the server changes
+            except ValueError as exc:
+                raise SettingsError(f"--console: {exc}") from None
         return target
     if not callable(target) or not _takes_one_argument(target):
         raise SettingsError(

@@ -142,7 +142,8 @@ class A2AServer:
             frames) to anyone who can reach the server: meant for development (see
             ``docs/console.md``). ``True``: at ``/a2a-console/`` under the mount
             (`a2a_core.protocol.DEFAULT_CONSOLE_PATH`); a folder path such as
-            ``"/tools/console/"``: there. Off by default: the path is then a 404.
+            ``"/tools/console/"``: there. Off by default (``False`` or ``None``): the path
+            is then a 404.
     """
 
     def __init__(
@@ -163,7 +164,7 @@ class A2AServer:
         extended_card: ExtendedCard | None = None,
         authenticators: Mapping[str, Verifier] | None = None,
         observer: Observer | None = None,
-        console: bool | str = False,
+        console: bool | str | None = False,
     ) -> None:
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
@@ -184,8 +185,10 @@ class A2AServer:
         )
         if console is True:
             self.protocol.serve_console()
-        elif console is not False:
-            self.protocol.serve_console(console)  # a path (ValueError for anything else)
+        elif isinstance(console, str):
+            self.protocol.serve_console(console)
+        elif console is not False and console is not None:
+            raise TypeError(f"console must be True, False or a folder path, not {console!r}")
         self.card = card
         self.push_enabled = bool(card.capabilities.push_notifications)
         self.push_options = push or PushOptions()
