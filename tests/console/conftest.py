@@ -34,8 +34,10 @@ def chromium_path() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    # Module scope, not session: Playwright's sync API runs an asyncio loop in this thread
+    # while it is open, and every anyio test after it needs the thread's loop free.
     path = chromium_path()
     if path is None:
         reason = "no Chromium (install Debian's chromium, or set A2A_CHROMIUM)"

@@ -291,11 +291,11 @@
     }
     if (!skills.children.length) skills.append(el("li", { class: "hint", text: "none" }));
 
-    const list = $("card-interfaces");
-    list.replaceChildren();
+    const interfaceList = $("card-interfaces");
+    interfaceList.replaceChildren();
     for (const iface of Array.isArray(card.supportedInterfaces) ? card.supportedInterfaces : []) {
       if (!iface || typeof iface !== "object") continue;
-      list.append(el("li", { text: `${iface.protocolBinding} ${iface.protocolVersion || "?"} · ${iface.url}` }));
+      interfaceList.append(el("li", { text: `${iface.protocolBinding} ${iface.protocolVersion || "?"} · ${iface.url}` }));
     }
 
     const security = $("card-security");
@@ -667,17 +667,17 @@
   }
 
   function renderTasks() {
-    const list = $("task-list");
-    list.replaceChildren();
+    const taskList = $("task-list");
+    taskList.replaceChildren();
     const tasks = [...state.tasks.values()].sort((a, b) => String(b.updated || "").localeCompare(String(a.updated || "")));
-    if (!tasks.length) list.append(el("li", { class: "empty", text: "No tasks yet." }));
+    if (!tasks.length) taskList.append(el("li", { class: "empty", text: "No tasks yet." }));
     for (const task of tasks) {
       const button = el("button", { type: "button", title: `Task ${task.id}` },
         el("code", { text: short(task.id) }),
         el("span", { class: "hint", text: task.updated ? new Date(task.updated).toLocaleTimeString() : "" }),
         stateBadge(task.state, "task-state"));
       button.addEventListener("click", () => selectTask(task.id, true));
-      list.append(el("li", { "data-testid": "task-row", "data-task-id": task.id, "aria-current": state.selected === task.id ? "true" : null }, button));
+      taskList.append(el("li", { "data-testid": "task-row", "data-task-id": task.id, "aria-current": state.selected === task.id ? "true" : null }, button));
     }
   }
 
