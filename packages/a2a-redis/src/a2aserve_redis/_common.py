@@ -148,6 +148,9 @@ class Keys:
         self.replicas = prefix + "replicas"
         self.push_queue = prefix + "pushq"
         self.closed_channel = prefix + "closed"
+        #: Where a replica that stops with running tasks (a hand-off) says so: the others
+        #: look for run-out leases at once.
+        self.handoff_channel = prefix + "handoff"
         self.secret = prefix + "secret"
 
     def task(self, task_id: str) -> str:

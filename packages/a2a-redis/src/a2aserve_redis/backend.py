@@ -57,7 +57,7 @@ from .events import RedisEventLog
 from .push import PushWorker, RedisPushConfigStore, RedisPushQueue
 from .store import RUNNING_STATES, RedisTaskStore
 
-__all__ = ["HOST_LOST_TEXT", "RedisBackend"]
+__all__ = ["HOST_LOST_TEXT", "RESTART_TEXT", "RedisBackend"]
 
 #: The status message of a task failed because the replica running it was lost.
 HOST_LOST_TEXT: Final = (
@@ -65,26 +65,41 @@ HOST_LOST_TEXT: Final = (
     "finished; the task was failed by another server."
 )
 
+#: The status message of a task failed because its replica restarted under the same id.
+RESTART_TEXT: Final = "The server restarted before the task finished"
+#: Why a new attempt starts (``A2AServer(recovery="retry")``), by what happened.
+LOST_REASON: Final = (
+    "the server running this task was lost (it stopped renewing its lease) before the task "
+    "finished."
+)
+HANDED_OFF_REASON: Final = "the server running this task stopped and handed it off."
+RESTARTED_REASON: Final = "the server restarted before the task finished."
+
 _REFRESH: Final = (
     LUA_INDEX
     + r"""
--- KEYS[1] replicas; ARGV: replica, ttl_ms
+-- KEYS[1] replicas; ARGV: replica, ttl_ms -> the lease's previous deadline ('' if none)
+local previous = redis.call('ZSCORE', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[2]), ARGV[1])
-return 1
+return previous or ''
 """
 )
 
 _CLAIM: Final = (
     LUA_INDEX
     + r"""
--- KEYS[1] replicas; ARGV: me, claim_ms, prefix -> {dead replica, its running tasks} or nil
+-- KEYS[1] replicas; ARGV: me, claim_ms, prefix
+-- -> {dead replica, its running tasks, 1 if it handed them off (score 0) else 0} or nil
 local now = now_ms()
-local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 8)
-for _, r in ipairs(dead) do
+local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 8, 'WITHSCORES')
+for i = 1, #dead, 2 do
+  local r = dead[i]
   if r ~= ARGV[1] then
     -- Claimed for claim_ms: if this reaper dies too, another one retries after that.
     redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), r)
-    return {r, redis.call('SMEMBERS', ARGV[3] .. 'owned:' .. r)}
+    local handed_off = 0
+    if tonumber(dead[i + 1]) == 0 then handed_off = 1 end
+    return {r, redis.call('SMEMBERS', ARGV[3] .. 'owned:' .. r), handed_off}
   end
 end
 return false
@@ -213,8 +228,20 @@ class RedisBackend:
         self._refresh = Script(redis, _REFRESH)
         self._claim = Script(redis, _CLAIM)
         self._release = Script(redis, _RELEASE)
-        #: Tasks this replica failed because their replica was lost (for tests and metrics).
+        #: Tasks this replica recovered because their replica was lost or handed them off
+        #: (failed, or run again; for tests and metrics).
         self.reaped = 0
+        #: Tasks of this replica id's previous run recovered at start.
+        self.recovered_at_start = 0
+        #: Set by a hand-off notice: the reaper looks at once (made by `service`).
+        self._reap_now: anyio.Event | None = None
+        #: Set at this run's first lease renewal, when whether the previous run of this
+        #: replica id handed its tasks off (its lease was 0) is known (made by `service`).
+        self._leased: anyio.Event | None = None
+        self._previous_handed_off = False
+
+    #: Tasks live in Redis: a recovering server hands off its running tasks at a stop.
+    outlives_process = True
 
     @property
     def push_sender(self) -> RedisPushQueue:
@@ -263,7 +290,10 @@ class RedisBackend:
             group = await stack.enter_async_context(anyio.create_task_group())
             if worker is not None:
                 await group.start(worker.run)
-            await group.start(self._lease_loop)
+            self._leased = leased = anyio.Event()
+            self._reap_now = anyio.Event()
+            await group.start(self._lease_loop, leased)
+            group.start_soon(self._recover_previous_run, server)
             group.start_soon(self._reap_loop, server, worker)
             group.start_soon(self._closed_listener, server)
             group.start_soon(self._sweep_loop)
@@ -280,16 +310,20 @@ class RedisBackend:
     # -- leases --------------------------------------------------------------------------
 
     async def _lease_loop(
-        self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
+        self, leased: anyio.Event, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
     ) -> None:
         task_status.started()
         failed = False
         while True:
             try:
-                await self._refresh(
+                previous = await self._refresh(
                     keys=[self.keys.replicas],
                     args=[self.replica_id, int(self.lease_ttl * 1000)],
                 )
+                if not leased.is_set():
+                    # The first renewal: a lease of 0 was left by a clean stop with tasks.
+                    self._previous_handed_off = bytes(previous or b"") in (b"0", b"0.0")
+                    leased.set()
                 if failed:
                     logger.info("replica %s renewed its lease again", self.replica_id)
                 failed = False
@@ -306,15 +340,22 @@ class RedisBackend:
 
     async def _leave(self) -> None:
         try:
-            await self._release(
+            gone = await self._release(
                 keys=[self.keys.replicas], args=[self.replica_id, self.keys.prefix, "0"]
             )
+            if not gone:  # tasks are left (handed off, or failed): the others take them now
+                await self.redis.publish(self.keys.handoff_channel, self.replica_id)
         except REDIS_DOWN as exc:
             logger.warning("replica %s could not give up its lease: %s", self.replica_id, exc)
 
     async def _reap_loop(self, server: ServerHandle, worker: PushWorker | None) -> None:
         while True:
-            await anyio.sleep(self.reap_interval)
+            wake = self._reap_now
+            assert wake is not None  # made by `service`, which runs this loop
+            with anyio.move_on_after(self.reap_interval):
+                await wake.wait()
+            if wake.is_set():
+                self._reap_now = anyio.Event()
             try:
                 while await self.reap_once(server, worker):
                     pass
@@ -333,15 +374,19 @@ class RedisBackend:
             return False
         dead = bytes(found[0]).decode()
         task_ids = sorted(bytes(t).decode() for t in found[1])
+        handed_off = int(found[2]) == 1
         logger.warning(
-            "replica %s lost its lease; failing its %d running task(s)", dead, len(task_ids)
+            "replica %s %s; recovering its %d running task(s)",
+            dead,
+            "handed off its tasks" if handed_off else "lost its lease",
+            len(task_ids),
         )
         limiter = anyio.CapacityLimiter(32)
 
         async def fail(task_id: str) -> None:
             async with limiter:
                 try:
-                    await self._fail_lost(server, dead, task_id)
+                    await self._recover(server, dead, task_id, handed_off=handed_off)
                 except REDIS_DOWN:
                     raise
                 except Exception:
@@ -358,13 +403,59 @@ class RedisBackend:
         await self._release(keys=[self.keys.replicas], args=[dead, self.keys.prefix, "1"])
         return True
 
-    async def _fail_lost(self, server: ServerHandle, dead: str, task_id: str) -> None:
+    async def _recover(
+        self, server: ServerHandle, dead: str, task_id: str, *, handed_off: bool
+    ) -> None:
         stored = await self.store.get(task_id)
         if stored is None or stored.task.status.state not in RUNNING_STATES:
             await self.redis.srem(self.keys.owned(dead), task_id)
             return
-        if await server.fail_task(task_id, HOST_LOST_TEXT):
+        reason = HANDED_OFF_REASON if handed_off else LOST_REASON
+        if await server.recover_task(
+            task_id, reason, lost=not handed_off, fail_text=HOST_LOST_TEXT
+        ):
             self.reaped += 1
+
+    # -- the restart rule ----------------------------------------------------------------
+
+    async def _recover_previous_run(self, server: ServerHandle) -> None:
+        """The tasks this replica id still holds at start were left by its previous run
+        (nothing of this run has been written yet): recovered at once by the server's
+        policy (failed with `RESTART_TEXT` by default), not left for a reaper that would
+        never come (this run renews the same lease). Retried while Redis is down."""
+        leased = self._leased
+        assert leased is not None  # made by `service`, which runs this
+        await leased.wait()  # Redis answers, and the previous lease was read
+        handed_off = self._previous_handed_off
+        delay = 0.1
+        while True:
+            try:
+                members = await self.redis.smembers(self.keys.owned(self.replica_id))
+                break
+            except REDIS_DOWN:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 2.0)
+        recovered = 0
+        names = (m.decode() if isinstance(m, bytes) else m for m in members)
+        for task_id in sorted(names):
+            try:
+                stored = await self.store.get(task_id)
+                if stored is None or stored.task.status.state not in RUNNING_STATES:
+                    await self.redis.srem(self.keys.owned(self.replica_id), task_id)
+                    continue
+                if await server.recover_task(
+                    task_id, RESTARTED_REASON, lost=not handed_off, fail_text=RESTART_TEXT
+                ):
+                    recovered += 1
+            except Exception:
+                logger.exception("could not recover task %s of the previous run", task_id)
+        self.recovered_at_start = recovered
+        if recovered:
+            logger.warning(
+                "recovered %d task(s) the previous run of replica %s left unfinished",
+                recovered,
+                self.replica_id,
+            )
 
     # -- cancel across replicas ----------------------------------------------------------
 
@@ -374,11 +465,16 @@ class RedisBackend:
             client = dedicated_client(self.redis)
             pubsub = client.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self.keys.closed_channel)
+                await pubsub.subscribe(self.keys.closed_channel, self.keys.handoff_channel)
                 delay = 0.05
+                handoff = self.keys.handoff_channel.encode()
                 while True:
                     message = await pubsub.get_message(timeout=None)
-                    if message is not None and message.get("type") == "message":
+                    if message is None or message.get("type") != "message":
+                        continue
+                    if bytes(message["channel"]) == handoff:
+                        self._handed_off(bytes(message["data"]).decode())
+                    else:
                         self._on_closed(server, bytes(message["data"]).decode())
             except REDIS_DOWN as exc:
                 logger.warning("cancel listener lost Redis (%s); reconnecting", exc)
@@ -391,6 +487,11 @@ class RedisBackend:
                 with anyio.CancelScope(shield=True):
                     await pubsub.aclose()  # type: ignore[no-untyped-call]
                     await client.aclose()
+
+    def _handed_off(self, replica: str) -> None:
+        # Another replica stopped with running tasks: look for its lease now.
+        if replica != self.replica_id and self._reap_now is not None:
+            self._reap_now.set()
 
     @staticmethod
     def _on_closed(server: ServerHandle, task_id: str) -> None:

@@ -6,8 +6,10 @@ asyncio engine and runs, while the server runs, a service that:
 - checks the schema at start (refusing one older or newer than this code; SQLite creates
   or upgrades its own by default);
 - applies the **restart rule**: the tasks a previous run left submitted or working (its
-  agents died with it) are failed with the status message `RESTART_TEXT`, through the
-  server's writer (`A2AServer.fail_task`), so their logs end and clients see why;
+  agents died with it, or it handed them off at a clean stop) are recovered by the
+  server's policy (`A2AServer.recover_task`): failed with the status message
+  `RESTART_TEXT` by default, through the server's writer, so their logs end and clients
+  see why; run again under ``retry`` or ``resume`` (``docs/durability.md``);
 - on PostgreSQL, runs this replica's part of a multi-replica server (`a2a_sql.replicas`):
   the ``LISTEN`` connection that wakes followers of other replicas' writes and cancels
   agents whose task was finished elsewhere, the lease, and the reaper that fails the
@@ -67,6 +69,8 @@ logger = logging.getLogger("a2a_sql")
 
 #: The status message of a task failed because the server restarted under it.
 RESTART_TEXT: Final = "The server restarted before the task finished"
+#: Why a new attempt starts after a restart (``A2AServer(recovery="retry")``).
+RESTARTED_REASON: Final = "the server restarted before the task finished."
 #: What a task's row and its statement take beyond the task's encoded messages and
 #: artifacts (its other columns, the JSON around them, the SQL): subtracted from MariaDB's
 #: and MySQL's ``max_allowed_packet`` for ``SqlBackend.max_task_bytes`` (a quarter of the
@@ -189,7 +193,7 @@ class SqlBackend:
         if push_sender is None:
             self.push_queue = SqlPushQueue(self.engine, self.tables, self._push_configs, push_queue)
             self._store.push_queue = self.push_queue
-        #: Tasks failed by the restart rule at the last start.
+        #: Tasks recovered by the restart rule at the last start (failed, or run again).
         self.failed_at_start = 0
         #: The largest task this database stores, in the encoded bytes `TaskLimits` counts
         #: (``None``: no limit below the server's own). MariaDB and MySQL refuse a statement
@@ -220,6 +224,13 @@ class SqlBackend:
                 listen_engine=listen_engine,
                 running_here=self._store.running_here,
             )
+
+    @property
+    def outlives_process(self) -> bool:
+        """Tasks outlive the process (a database), unless it is SQLite in memory: a
+        recovering server hands off its running tasks at a stop (``docs/durability.md``)."""
+        database = self.engine.url.database
+        return not (self.engine.dialect.name == "sqlite" and database in (None, "", ":memory:"))
 
     @property
     def multi_replica(self) -> bool:
@@ -309,17 +320,25 @@ class SqlBackend:
                     await self.replicas.listen_engine.dispose()
 
     async def _fail_unfinished(self, server: ServerHandle) -> None:
+        """The restart rule: what the previous run left running is recovered by the
+        server's policy (failed, by default; run again under ``retry`` or ``resume``)."""
         if self.replicas is not None:
-            task_ids = await self.replicas.leftovers()  # not other live replicas' tasks
+            left = await self.replicas.leftovers()  # not other live replicas' tasks
         else:
-            task_ids = await self._store.running_task_ids()
-        failed = 0
-        for task_id in task_ids:
-            if await server.fail_task(task_id, RESTART_TEXT):
-                failed += 1
-        self.failed_at_start = failed
-        if failed:
-            logger.warning("failed %d task(s) the previous run left unfinished", failed)
+            left = [(task_id, False) for task_id in await self._store.running_task_ids()]
+        recovered = 0
+        for task_id, handed_off in left:
+            if await server.recover_task(
+                task_id, RESTARTED_REASON, lost=not handed_off, fail_text=RESTART_TEXT
+            ):
+                recovered += 1
+        self.failed_at_start = recovered
+        if recovered:
+            logger.warning(
+                "recovered %d task(s) the previous run left unfinished (recovery policy: "
+                "failed, or run again)",
+                recovered,
+            )
 
     async def _sweep_loop(self) -> None:
         while True:

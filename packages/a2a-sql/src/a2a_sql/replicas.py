@@ -24,14 +24,17 @@ What makes several server processes on one PostgreSQL database (and prefix) one 
   connection (a pool busy with requests never delays it; a renewal is also the check that
   the connection is alive). Every ``reap_interval`` seconds each replica claims one lease
   that ran out (an ``UPDATE ... WHERE lease_until < now()`` that one replica wins) and
-  fails that replica's running tasks through the server's writer
-  (`ServerHandle.fail_task`, with `HOST_LOST_TEXT`): the FAILED event is logged and the log
-  closed, so subscribers on every replica get the final event, and webhooks are sent.
+  recovers that replica's running tasks by the server's policy
+  (`ServerHandle.recover_task`): by default it fails them through the server's writer,
+  with `HOST_LOST_TEXT` (the FAILED event is logged and the log closed, so subscribers on
+  every replica get the final event, and webhooks are sent); under ``retry`` or
+  ``resume`` it claims each one's next attempt and runs it (``docs/durability.md``).
   A replica only reaps once it has renewed its own lease for ``lease_ttl / 3`` seconds in
   a row: after a database outage that outlived every lease, the others get that long to
   renew theirs before anyone counts them as dead.
 - **A clean stop** drops the replica's lease (or, if it still runs tasks, marks it run
-  out, so another replica fails them at its next reap).
+  out with ``-infinity``, "handed off", and notifies the channel, so another replica
+  recovers them at once).
 
 A replica's death (``kill -9``, a lost machine) ends its running tasks within
 ``lease_ttl + reap_interval`` (plus one round of writes) of its last renewal.
@@ -64,6 +67,17 @@ HOST_LOST_TEXT: Final = (
     "The server running this task was lost (it stopped renewing its lease) before the task "
     "finished; the task was failed by another server."
 )
+
+#: Why a new attempt starts on another replica (``A2AServer(recovery="retry")``).
+LOST_REASON: Final = (
+    "the server running this task was lost (it stopped renewing its lease) before the task "
+    "finished."
+)
+#: Why a new attempt starts after the replica running the task stopped and handed it off.
+HANDED_OFF_REASON: Final = "the server running this task stopped and handed it off."
+#: The notification a replica sends when it leaves with running tasks (a hand-off): every
+#: other replica looks for run-out leases at once, rather than at its next look.
+_HAND_OFF_KIND: Final = "h"
 
 _RUNNING: Final = tuple(sorted(state.value for state in RUNNING_STATES))
 _REAP_CONCURRENCY: Final = 32
@@ -110,6 +124,8 @@ class Replicas:
         self._replicas_sql = quote(tables.replicas)
         self._server: ServerHandle | None = None
         self._healthy_since: float | None = None
+        #: Set by a hand-off notification: the reaper looks at once (made in `run`).
+        self._reap_now: anyio.Event | None = None
         #: Tasks this replica failed because their replica was lost.
         self.reaped = 0
         #: How many times the listener connected again after losing its connection.
@@ -123,14 +139,17 @@ class Replicas:
         """Listen, renew the lease and reap, until cancelled; started once this replica
         listens and holds its lease (so it is never counted dead before it serves)."""
         self._server = server
+        self._reap_now = anyio.Event()
         async with anyio.create_task_group() as group:
             await group.start(self._listen_loop)
             group.start_soon(self._reap_loop, server)
             task_status.started()
 
     async def leave(self) -> None:
-        """Drop this replica's lease (a clean stop); if it still runs tasks, mark the lease
-        run out instead, so another replica fails them at once."""
+        """Drop this replica's lease (a clean stop); if it still runs tasks (failed by the
+        server's stop, or handed off under a recovering policy), mark the lease run out
+        instead (``-infinity``: handed off, not lost) and tell the other replicas, so
+        that one of them takes them at once."""
         r = self.tables.replicas
         t = self.tables.tasks.c
         async with self.engine.begin() as conn:
@@ -146,28 +165,38 @@ class Replicas:
                     .where(r.c.id == self.replica_id)
                     .values(lease_until=sa.literal_column("'-infinity'::timestamptz"), reaper=None)
                 )
+                await conn.execute(
+                    sa.text("SELECT pg_notify(:channel, :payload)"),
+                    {"channel": self.channel, "payload": f"{_HAND_OFF_KIND}0:{self.replica_id}:"},
+                )
 
     # -- the restart rule ----------------------------------------------------------------
 
-    async def leftovers(self) -> list[str]:
-        """The running tasks nobody alive runs, at this replica's start: those of its own
-        previous run (same replica id), those without a runner (written before migration
-        0003), and those whose runner holds no lease row. Tasks of replicas whose lease
-        ran out are left to the reaper, which waits until the others could renew theirs."""
+    async def leftovers(self) -> list[tuple[str, bool]]:
+        """The running tasks nobody alive runs, at this replica's start, each with whether
+        it was handed off: those of its own previous run (same replica id), those without
+        a runner (written before migration 0003), those whose runner holds no lease row,
+        and those a replica handed off as it stopped (its lease marked ``-infinity``).
+        Tasks of replicas whose lease ran out are left to the reaper, which waits until the
+        others could renew theirs."""
         t = self.tables.tasks.c
         r = self.tables.replicas.c
+        handed_off = r.lease_until == sa.literal_column("'-infinity'::timestamptz")
         async with self.engine.connect() as conn:
-            rows = await conn.scalars(
-                sa.select(t.id).where(
+            rows = await conn.execute(
+                sa.select(t.id, sa.func.coalesce(handed_off, False))
+                .select_from(self.tables.tasks.outerjoin(self.tables.replicas, r.id == t.runner))
+                .where(
                     t.state.in_(_RUNNING),
                     sa.or_(
                         t.runner.is_(None),
                         t.runner == self.replica_id,
-                        ~sa.exists().where(r.id == t.runner),
+                        r.id.is_(None),
+                        handed_off,
                     ),
                 )
             )
-            return list(rows)
+            return [(str(task_id), bool(released)) for task_id, released in rows]
 
     # -- leases and the listener (one dedicated connection) ------------------------------
 
@@ -205,6 +234,8 @@ class Replicas:
             elif kind == "d":
                 self.running_here.discard(task_id)
                 self.event_log.forgotten(task_id)
+            elif kind == _HAND_OFF_KIND and self._reap_now is not None:
+                self._reap_now.set()  # a replica left with running tasks: take them now
         except Exception:
             logger.exception("could not handle the notification %r", payload)
 
@@ -326,7 +357,12 @@ class Replicas:
 
     async def _reap_loop(self, server: ServerHandle) -> None:
         while True:
-            await anyio.sleep(self.reap_interval)
+            wake = self._reap_now
+            assert wake is not None  # made in `run`, before this loop starts
+            with anyio.move_on_after(self.reap_interval):
+                await wake.wait()
+            if wake.is_set():
+                self._reap_now = anyio.Event()
             if not self._may_reap():
                 continue
             try:
@@ -342,19 +378,24 @@ class Replicas:
         ``True`` if one was claimed."""
         claim = max(self.lease_ttl, 5.0)  # if this reaper dies too, another retries then
         async with self.engine.begin() as conn:
-            dead = await conn.scalar(
-                sa.text(
-                    f"UPDATE {self._replicas_sql} "
-                    "SET lease_until = now() + make_interval(secs => :claim), reaper = :me "
-                    f"WHERE id = (SELECT id FROM {self._replicas_sql} "
-                    "WHERE lease_until < now() AND id <> :me ORDER BY lease_until "
-                    "LIMIT 1 FOR UPDATE SKIP LOCKED) AND lease_until < now() RETURNING id"
-                ),
-                {"claim": float(claim), "me": self.replica_id},
-            )
-        if dead is None:
+            # ``-infinity``: the replica handed its tasks off as it stopped (not lost).
+            found = (
+                await conn.execute(
+                    sa.text(
+                        f"UPDATE {self._replicas_sql} AS r "
+                        "SET lease_until = now() + make_interval(secs => :claim), reaper = :me "
+                        "FROM (SELECT id, lease_until = '-infinity' AS handed_off "
+                        f"FROM {self._replicas_sql} WHERE lease_until < now() AND id <> :me "
+                        "ORDER BY lease_until LIMIT 1 FOR UPDATE SKIP LOCKED) AS old "
+                        "WHERE r.id = old.id AND r.lease_until < now() "
+                        "RETURNING r.id, old.handed_off"
+                    ),
+                    {"claim": float(claim), "me": self.replica_id},
+                )
+            ).first()
+        if found is None:
             return False
-        dead = str(dead)
+        dead, handed_off = str(found[0]), bool(found[1])
         t = self.tables.tasks.c
         async with self.engine.connect() as conn:
             task_ids = list(
@@ -364,14 +405,20 @@ class Replicas:
             )
         if task_ids:
             logger.warning(
-                "replica %s lost its lease; failing its %d running task(s)", dead, len(task_ids)
+                "replica %s %s; recovering its %d running task(s)",
+                dead,
+                "handed off its tasks" if handed_off else "lost its lease",
+                len(task_ids),
             )
+        reason = HANDED_OFF_REASON if handed_off else LOST_REASON
         limiter = anyio.CapacityLimiter(_REAP_CONCURRENCY)
 
         async def fail(task_id: str) -> None:
             async with limiter:
                 try:
-                    if await server.fail_task(task_id, HOST_LOST_TEXT):
+                    if await server.recover_task(
+                        task_id, reason, lost=not handed_off, fail_text=HOST_LOST_TEXT
+                    ):
                         self.reaped += 1
                 except Exception:
                     # The lease stays claimed: the next claim, after ``claim``, retries.

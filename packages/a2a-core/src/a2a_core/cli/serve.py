@@ -58,6 +58,8 @@ ADAPTERS: Final = ("starlette", "aiohttp")
 LOG_LEVELS: Final = ("critical", "error", "warning", "info", "debug")
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off", ""})
+#: ``--recovery``: the modes of `a2a_core.server.RecoveryPolicy`.
+RECOVERY_MODES: Final = ("fail", "retry", "resume")
 
 
 class SettingsError(ValueError):
@@ -83,6 +85,7 @@ class ServeSettings:
     access_log: bool = False
     health: bool = True
     console: bool = False
+    recovery: str = "fail"
 
     @property
     def url(self) -> str:
@@ -128,6 +131,15 @@ _SETTINGS: Final = (
         secret_file=True,
     ),
     _Setting("redis_prefix", "--redis-prefix", "key prefix in Redis"),
+    _Setting(
+        "recovery",
+        "--recovery",
+        "what becomes of a running task whose process is lost or stopped: fail it, retry "
+        "(run the agent again) or resume (again, from its last checkpoint); needs --sql or "
+        "--redis (see docs/durability.md)",
+        "choice",
+        RECOVERY_MODES,
+    ),
     _Setting(
         "signing_key",
         "--signing-key",
@@ -333,6 +345,7 @@ def server_for(
                 ("--sql", settings.sql),
                 ("--redis", settings.redis),
                 ("--signing-key", settings.signing_key),
+                ("--recovery", settings.recovery != "fail"),
                 ("--card", card),
             )
             if value
@@ -462,7 +475,8 @@ def server_options(settings: ServeSettings) -> dict[str, Any]:
 
 
 def backend_options(settings: ServeSettings) -> dict[str, Any]:
-    """``backend=`` for ``sql`` or ``redis`` (none: in memory), ``observer=`` for ``otel``."""
+    """``backend=`` for ``sql`` or ``redis`` (none: in memory), ``recovery=`` for
+    ``recovery`` (none for ``fail``, the server's default), ``observer=`` for ``otel``."""
     options: dict[str, Any] = {}
     if settings.sql and settings.redis:
         raise SettingsError("choose one backend: --sql or --redis")
@@ -487,6 +501,8 @@ def backend_options(settings: ServeSettings) -> dict[str, Any]:
                 "--redis needs a2aserve-redis: pip install a2aserve-redis"
             ) from None
         options["backend"] = RedisBackend(settings.redis, prefix=settings.redis_prefix)
+    if settings.recovery != "fail":
+        options["recovery"] = settings.recovery
     if settings.otel:
         try:
             from a2a_core.otel import OpenTelemetryObserver

@@ -21,6 +21,8 @@ from a2a_core.server._ownership import ANONYMOUS_OWNER, TaskOwner, owner_by_iden
 from a2a_core.server._push import PushConfigStore, PushSender, PushTarget
 from a2a_core.server._push_delivery import WebhookPushSender
 from a2a_core.server._push_secrets import PushSecretCipher, PushSecretError, redact_push_config
+from a2a_core.server._recovering import GAVE_UP_TEXT
+from a2a_core.server._recovery import CheckpointTooLargeError, Recovery, RecoveryPolicy
 from a2a_core.server._server import SHUTDOWN_TEXT, A2AServer, AuthorizeTask, ExtendedCard
 from a2a_core.server._store import (
     ImmediateTaskStore,
@@ -39,6 +41,7 @@ __all__ = [
     "ANONYMOUS_OWNER",
     "INACTIVITY_TEXT",
     "INTERRUPTED_EXPIRY_TEXT",
+    "GAVE_UP_TEXT",
     "SHUTDOWN_TEXT",
     "A2AServer",
     "Agent",
@@ -46,6 +49,7 @@ __all__ = [
     "AuthRequired",
     "AuthorizeTask",
     "Backend",
+    "CheckpointTooLargeError",
     "DeliveryOutcome",
     "DeliveryRules",
     "EventLog",
@@ -67,6 +71,8 @@ __all__ = [
     "PushSecretError",
     "PushSender",
     "PushTarget",
+    "Recovery",
+    "RecoveryPolicy",
     "Service",
     "StoredTask",
     "StreamOptions",

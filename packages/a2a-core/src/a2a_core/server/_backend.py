@@ -8,7 +8,11 @@ backend of your own (see `a2a_core.server.backends` for everything one needs).
 
 The contract, besides the protocols of each part: a backend that evicts tasks (a bounded
 store, a TTL) removes an evicted task's event log and push configs itself; the server never
-reaches into a store to wire that.
+reaches into a store to wire that. A backend whose state outlives the process says so with
+``outlives_process = True`` (optional; ``False`` when absent): only then does a server that
+recovers lost work (``A2AServer(recovery="retry")``) leave its running tasks to another
+replica or the next start at a stop, and the backend must then find them (a lost lease, a
+restart) and call ``ServerHandle.recover_task`` for each.
 """
 
 from __future__ import annotations
@@ -74,6 +78,13 @@ class ServerHandle(Protocol):
 
     def cancel_local_execution(self, task_id: str) -> bool:
         """Stop the agent running here for a task finished elsewhere."""
+        ...
+
+    async def recover_task(
+        self, task_id: str, reason: str, *, lost: bool = True, fail_text: str | None = None
+    ) -> bool:
+        """Recover a running task whose process is gone, by the server's recovery policy
+        (see `A2AServer.recover_task`): what a backend calls where it used to fail one."""
         ...
 
 
@@ -176,6 +187,9 @@ class InMemoryBackend:
             clock=clock,
             on_evict=self._forget,
         )
+
+    #: Nothing survives the process: a recovering server fails running tasks at a stop.
+    outlives_process = False
 
     def _forget(self, task_id: str) -> None:
         """An evicted task takes its event log and webhooks with it (at once: the store

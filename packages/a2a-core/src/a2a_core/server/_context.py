@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from a2a_core.server._messages import Invocation, agent_message
+from a2a_core.server._recovery import (
+    CHECKPOINT_KEY,
+    DEFAULT_MAX_CHECKPOINT_BYTES,
+    encode_checkpoint,
+)
 from a2a_core.server._writes import TaskHandle, new_artifact
 from a2a_core.types import Artifact, Message, Part, Task, TaskState
 
@@ -22,7 +29,8 @@ class TaskContext:
     Reading: ``message`` (the client's message), ``text`` (its text parts joined),
     ``task_id``, ``context_id``, ``task`` (the task before this message, for a follow-up),
     ``metadata`` (server, per-request and call metadata merged), ``identity``, ``extensions``
-    (activated URIs), ``configuration``, ``call``.
+    (activated URIs), ``configuration``, ``call``; ``attempt`` and ``checkpoint_value``
+    when the server recovers lost work (``docs/durability.md``).
 
     Reporting: ``submitted``, ``working``, ``artifact``, ``input_required``,
     ``auth_required``, ``complete``, ``fail``, ``reject``, ``cancel``; each status report
@@ -31,10 +39,16 @@ class TaskContext:
     none); after a terminal report, further reports are ignored.
     """
 
-    def __init__(self, handle: TaskHandle, invocation: Invocation) -> None:
+    def __init__(
+        self,
+        handle: TaskHandle,
+        invocation: Invocation,
+        max_checkpoint_bytes: int = DEFAULT_MAX_CHECKPOINT_BYTES,
+    ) -> None:
         self._handle = handle
         self._invocation = invocation
         self._artifact_id: str | None = None
+        self._max_checkpoint_bytes = max_checkpoint_bytes
 
     # --- what the agent reads ----------------------------------------------------------
 
@@ -95,6 +109,35 @@ class TaskContext:
     def call(self) -> Any:
         """The validated call."""
         return self._invocation.call
+
+    @property
+    def attempt(self) -> int:
+        """Which run of the agent for this message this is: 1, or more when the server
+        recovered the task after losing the process that ran it (``retry``, ``resume``)."""
+        return self._invocation.attempt
+
+    @property
+    def checkpoint_value(self) -> Any:
+        """The last value the previous attempt gave `checkpoint` (a server recovering with
+        ``resume``); ``None`` on the first attempt, or with no checkpoint."""
+        return self._invocation.checkpoint
+
+    async def checkpoint(self, value: Any) -> None:
+        """Store ``value`` (small, JSON-able) durably with the task before returning, for a
+        later attempt to resume from (`checkpoint_value`); each replaces the last.
+
+        Raises `TypeError` for a value JSON cannot hold and
+        `~a2a_core.server.CheckpointTooLargeError` past
+        ``RecoveryPolicy.max_checkpoint_bytes``. The value is kept in the task's metadata
+        (``a2a.checkpoint``), which the task's owner can read: keep secrets out of it.
+        """
+        stored = encode_checkpoint(value, self._max_checkpoint_bytes)
+        writer = await self._handle.ensure()
+
+        def with_checkpoint(task: Task) -> Task:
+            return msgspec.structs.replace(task, metadata={**task.metadata, CHECKPOINT_KEY: stored})
+
+        await writer.save_quietly(with_checkpoint)
 
     # --- how the agent reports ---------------------------------------------------------
 

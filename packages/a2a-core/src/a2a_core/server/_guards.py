@@ -158,10 +158,13 @@ class Guards:
 
     # --- admission -----------------------------------------------------------------------
 
-    def admit(self, execution: Execution) -> None:
+    def admit(self, execution: Execution, *, recovered: bool = False) -> None:
         """Count ``execution`` in, about to be registered and started; or refuse it with
-        `ResourceExhaustedError` when it would be one too many."""
+        `ResourceExhaustedError` when it would be one too many. A ``recovered`` attempt of
+        work accepted earlier is counted but never refused (refusing it would fail it)."""
         limit = self._max_running
+        if recovered:
+            limit = None
         if limit is not None and len(self._runtime.executions) >= limit:
             raise ResourceExhaustedError(
                 "The server is running as many tasks as it may: try again later",
@@ -171,7 +174,7 @@ class Guards:
         if per_owner is not None:
             owner = execution.invocation.owner
             running = self._by_owner.get(owner, 0)
-            if running >= per_owner:
+            if running >= per_owner and not recovered:
                 raise ResourceExhaustedError(
                     "You have as many tasks running as you may: try again when one has finished",
                     metadata={"scope": "owner", "limit": str(per_owner)},

@@ -109,3 +109,7 @@ class Invocation(msgspec.Struct, frozen=True):
     """The validated call (metadata, identity, extensions, tenant)."""
     owner: str = ""
     """The owner key the task records (see `a2a_core.server._ownership`)."""
+    attempt: int = 1
+    """Which run of the agent for this message this is, 1-based (see ``_recovery``)."""
+    checkpoint: Any = None
+    """What the previous attempt checkpointed, handed to this one (``resume``)."""

@@ -30,6 +30,7 @@ from a2a_core.server._context import TaskContext
 from a2a_core.server._limits import TaskLimitError
 from a2a_core.server._messages import Invocation, agent_message
 from a2a_core.server._outages import BackendUnavailableError
+from a2a_core.server._recovery import DEFAULT_MAX_CHECKPOINT_BYTES
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import StoredTask
 from a2a_core.server._sync import Signal
@@ -110,6 +111,8 @@ class Runtime:
         self.on_ended: Callable[[Execution], None] | None = None
         self._agent_kind: tuple[Agent, str] | None = None
         self._sync_limiter: anyio.CapacityLimiter | None = None
+        #: The largest checkpoint an agent may store (the server's `RecoveryPolicy`).
+        self.max_checkpoint_bytes = DEFAULT_MAX_CHECKPOINT_BYTES
 
     def sync_agent_limiter(self) -> anyio.CapacityLimiter:
         """How many plain-function agents run at once (made on first use, in the loop)."""
@@ -155,7 +158,7 @@ class Execution:
         #: The task, created on first use (by the agent's first report or by the execution).
         self.task = TaskHandle(runtime.storage, invocation)
         self.task.on_created = self._watch
-        self.context = TaskContext(self.task, invocation)
+        self.context = TaskContext(self.task, invocation, runtime.max_checkpoint_bytes)
         # Create the task (or record the follow-up) before the agent is asked: a request
         # that answers with the task at once (non-blocking, a follow-up) needs it.
         self._create_first = create_first
@@ -286,7 +289,19 @@ class Execution:
         self.started.set()
         self.settled.set()
 
+    def release(self) -> bool:
+        """Hand this execution off (a clean stop under a recovering policy): its writer
+        writes nothing more, so the task stays running for another replica to claim, and
+        the agent is cancelled. ``False`` when there is no task yet to hand off."""
+        writer = self.task.writer
+        if writer is None:
+            return False
+        writer.release()
+        self.cancel_soon()
+        return True
+
     def _watch(self, writer: TaskWriter) -> None:
+        writer.epoch = self.invocation.attempt
         writer.settles = self.settled
         writer.on_lost = self._lost
         # The task as it stood when it came into existence (a follow-up: just recorded):

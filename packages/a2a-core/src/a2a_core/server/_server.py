@@ -63,6 +63,8 @@ from a2a_core.server._options import PushOptions, StreamOptions
 from a2a_core.server._ownership import TaskOwner, owner_by_identity
 from a2a_core.server._peers import StreamSlots
 from a2a_core.server._push_delivery import WebhookPushSender
+from a2a_core.server._recovering import Recoverer
+from a2a_core.server._recovery import Recovery, RecoveryPolicy
 from a2a_core.server._runtime import Runtime
 from a2a_core.server._shutdown import SHUTDOWN_TEXT, stop_executions
 from a2a_core.server._stopping import StoppableLog
@@ -144,6 +146,11 @@ class A2AServer:
             (`a2a_core.protocol.DEFAULT_CONSOLE_PATH`); a folder path such as
             ``"/tools/console/"``: there. Off by default (``False`` or ``None``): the path
             is then a 404.
+        recovery: What becomes of a running task whose process was lost (a crash, a lost
+            lease) or stopped (a deploy): ``"fail"`` (the default), ``"retry"`` (the agent
+            runs again) or ``"resume"`` (again, from its last checkpoint); a string or a
+            :class:`~a2a_core.server.RecoveryPolicy` (attempts, checkpoint size). Needs a
+            backend that outlives the process (Redis, SQL): see ``docs/durability.md``.
     """
 
     def __init__(
@@ -165,6 +172,7 @@ class A2AServer:
         authenticators: Mapping[str, Verifier] | None = None,
         observer: Observer | None = None,
         console: bool | str | None = False,
+        recovery: RecoveryPolicy | Recovery | str | None = None,
     ) -> None:
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
@@ -213,6 +221,13 @@ class A2AServer:
             observer=observer,
         )
         self.runtime = Runtime(agent=agent, storage=self.storage)
+        if recovery is None:
+            recovery = RecoveryPolicy()
+        elif not isinstance(recovery, RecoveryPolicy):
+            recovery = RecoveryPolicy(recovery)
+        #: What becomes of lost executions (see :class:`~a2a_core.server.RecoveryPolicy`).
+        self.recovery = recovery
+        self.runtime.max_checkpoint_bytes = recovery.max_checkpoint_bytes
         #: The event log as streams follow it: interrupted at shutdown (see ``_stopping``).
         self._stream_log = StoppableLog(self.storage.events)
         events = self.storage.events
@@ -224,6 +239,8 @@ class A2AServer:
         #: service.
         self.guard_options = guards if guards is not None else ExecutionGuards()
         self.guards = Guards(self.guard_options, self.runtime)
+        #: Claims and runs the next attempts of lost executions (see ``_recovering``).
+        self.recoverer = Recoverer(recovery, self.runtime, self.storage, self.guards)
         self.services = (*self.backend.services, self.guards.service)
         #: What every handler of this server works with (see ``_handlers``).
         self.state = ServerState(
@@ -441,6 +458,7 @@ class A2AServer:
         stack = contextlib.AsyncExitStack()
         await stack.__aenter__()
         try:
+            self._warn_if_recovery_cannot_work()
             if self._own_push_sender:
                 push = self.push_options
                 sender = WebhookPushSender(policy=push.webhook_policy, observer=self.observer)
@@ -451,6 +469,7 @@ class A2AServer:
             self.storage.limits = self.storage.limits.fitted_to(self.backend)
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
             self.state.background = Background(self._task_group, self.runtime.executions)
+            self.recoverer.start_waiting(self.state.background)
             freed = freed_memory()  # what big requests freed goes back (``_allocator``)
             if freed is not None:
                 self._task_group.start_soon(freed.run)
@@ -477,6 +496,7 @@ class A2AServer:
         finally:
             stack, self._exit_stack = self._exit_stack, None
             self.state.background = None
+            self.recoverer.background = None
             if self._task_group is not None:
                 self._task_group.cancel_scope.cancel()
             self._task_group = None
@@ -503,7 +523,9 @@ class A2AServer:
             grace = self.guard_options.shutdown_grace
         try:
             with anyio.CancelScope(shield=True):
-                await stop_executions(self.runtime, self.state.background, grace)
+                await stop_executions(
+                    self.runtime, self.state.background, grace, hand_off=self._hands_off
+                )
         finally:
             # Last: a stream of a task failed above ends with that status; the others (a
             # subscription to a task waiting for input) with ServerUnavailableError.
@@ -553,6 +575,41 @@ class A2AServer:
         task = stored.task
         message = agent_message(text, task_id=task.id, context_id=task.context_id)
         return await TaskWriter(self.storage, stored).status(TaskState.FAILED, message)
+
+    async def recover_task(
+        self, task_id: str, reason: str, *, lost: bool = True, fail_text: str | None = None
+    ) -> bool:
+        """Recover a running task whose execution's process is gone, by the server's
+        `RecoveryPolicy`: fail it (``fail``, or past ``max_attempts``), or claim its next
+        attempt and run the agent here (``retry``, ``resume``); see ``docs/durability.md``.
+
+        ``reason`` says what happened (the next attempt's status message says it);
+        ``fail_text``: the status message of the task if it is failed instead (``reason``
+        when ``None``); ``lost``:
+        whether the process was lost (counted against ``max_attempts``) rather than handed
+        off by a clean stop. Claiming is one compare-and-set write of the task, so
+        replicas racing for it start one attempt. Returns whether this call changed the
+        task; ``False`` when it ended, runs here, or another replica claimed it first.
+        Called before the server runs (a restart rule), the attempt starts with it.
+        """
+        return await self.recoverer.recover(task_id, reason, lost=lost, fail_text=fail_text)
+
+    @property
+    def _hands_off(self) -> bool:
+        """Whether a stop releases running tasks for another replica instead of failing
+        them: a recovering policy on a backend that outlives the process."""
+        return self.recovery.recovers and bool(getattr(self.backend, "outlives_process", False))
+
+    def _warn_if_recovery_cannot_work(self) -> None:
+        if self.recovery.recovers and not getattr(self.backend, "outlives_process", False):
+            logger.warning(
+                "recovery=%s asks for lost work to run again, but the %s keeps its tasks in "
+                "this process's memory, which a crash or a stop loses: running tasks are "
+                "failed at shutdown, as with recovery=fail. Use a backend that outlives the "
+                "process (Redis, SQL); see docs/durability.md",
+                self.recovery.mode.value if isinstance(self.recovery.mode, Recovery) else "",
+                type(self.backend).__name__,
+            )
 
     def cancel_local_execution(self, task_id: str) -> bool:
         """Stop this server's agent for a task that was finished elsewhere.

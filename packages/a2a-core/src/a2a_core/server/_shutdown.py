@@ -1,7 +1,11 @@
 """Stopping in bounded time (L2): what happens to running agents when the server stops.
 
 `stop_executions` is the middle of `A2AServer.shutdown`: the running agents get a grace
-period to finish; the task of each one still running then is **failed**, through the normal
+period to finish. On a server that recovers lost work (``retry``, ``resume``) with a
+backend that outlives the process, each task still running then is **handed off**: its
+writer writes nothing more, so the task stays running with this replica as its runner, and
+another replica (or the next start) claims it as a lost execution (``_recovery``). Otherwise
+the task of each one still running then is **failed**, through the normal
 writer (so blocking callers, streams and webhooks receive it), with `SHUTDOWN_TEXT` as its
 status message, and a call whose agent had created no task yet is answered
 ServerUnavailableError; the agents are cancelled and get one more second to unwind, and one
@@ -37,24 +41,32 @@ SHUTDOWN_TEXT: Final = (
 UNWIND_SECONDS: Final = 1.0
 
 
-async def stop_executions(runtime: Runtime, background: Background | None, grace: float) -> None:
-    """Let the running agents finish within ``grace`` seconds, then fail their tasks and
-    cancel them (see the module docstring)."""
+async def stop_executions(
+    runtime: Runtime, background: Background | None, grace: float, *, hand_off: bool = False
+) -> int:
+    """Let the running agents finish within ``grace`` seconds, then fail their tasks (or,
+    with ``hand_off``, release them for another replica) and cancel them (see the module
+    docstring). Returns how many executions were handed off."""
     executions = runtime.executions
     with anyio.move_on_after(grace):
         while executions:
             await next(iter(executions.values())).done.wait()
     left = list(executions.values())
     if not left:
-        return
+        return 0
     logger.warning(
-        "shutting down: %d agent(s) still running after %.1f s; failing their tasks",
+        "shutting down: %d agent(s) still running after %.1f s; %s their tasks",
         len(left),
         grace,
+        "handing off" if hand_off else "failing",
     )
+    handed_off = 0
     for execution in left:
         if execution.task.writer is None:
             execution.error = ServerUnavailableError(SHUTDOWN_TEXT)
+        elif hand_off and execution.release():
+            handed_off += 1  # left running for another replica (or the next start)
+            continue
         else:
             await _fail(execution.task.writer)
         execution.cancel_soon()
@@ -68,6 +80,7 @@ async def stop_executions(runtime: Runtime, background: Background | None, grace
     stuck = sum(1 for execution in left if not execution.done.is_set())
     if stuck:
         logger.warning("shutting down: %d agent(s) ignored cancellation; abandoned", stuck)
+    return handed_off
 
 
 async def _fail(writer: TaskWriter) -> None:

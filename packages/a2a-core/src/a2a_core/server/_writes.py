@@ -46,6 +46,7 @@ from a2a_core._protocol.lifecycle import apply_event, ends_wait
 from a2a_core.server._events import EventLogClosedError, ImmediateEventLog
 from a2a_core.server._limits import TaskLimitError, TaskUsage
 from a2a_core.server._messages import Invocation, agent_message, new_id, to_parts
+from a2a_core.server._recovery import attempt_of
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import ConcurrentUpdateError, ImmediateTaskStore, StoredTask
 from a2a_core.server._sync import Signal
@@ -121,6 +122,10 @@ class TaskWriter:
         # by each event; valid while the stored version is `_usage_version`.
         self._usage: TaskUsage | None = None
         self._usage_version = -1
+        #: The attempt (epoch) of the execution writing through this writer (0: none, a
+        #: writer of the server's own, as a reaper's). A write that finds the task claimed
+        #: by a later attempt is refused: this writer is fenced off (see ``_recovery``).
+        self.epoch = 0
 
     @property
     def task(self) -> Task:
@@ -270,6 +275,8 @@ class TaskWriter:
                 fresh = await storage.store.get(current.id)
                 if fresh is None:
                     return await self._vanished()
+                if self._superseded(fresh):
+                    return self._fenced(fresh)
                 if attempts == 0:
                     raise
                 self._stored = fresh
@@ -278,6 +285,61 @@ class TaskWriter:
         await storage.notify_push(updated, event)
         self._changed_to(updated, event)
         return True
+
+    def _superseded(self, fresh: StoredTask) -> bool:
+        """Whether a later attempt claimed the task since this writer's execution began."""
+        return self.epoch != 0 and attempt_of(fresh.task) != self.epoch
+
+    def _fenced(self, fresh: StoredTask) -> bool:
+        """This writer's execution was taken over (its process lost its lease while paused
+        or cut off, and another replica runs the next attempt): it writes nothing more, and
+        its agent is stopped. Returns ``False``: the event is dropped."""
+        self._lost = True
+        self._stored = fresh
+        logger.warning(
+            "task %s: attempt %d was taken over by attempt %d elsewhere; this execution "
+            "writes nothing more and its agent is stopped",
+            fresh.task.id,
+            self.epoch,
+            attempt_of(fresh.task),
+        )
+        if self.on_lost is not None:
+            self.on_lost()
+        return False
+
+    def release(self) -> None:
+        """Write nothing more through this writer: its execution is handed off to another
+        replica (a clean stop under a recovering policy), which writes from now on."""
+        self._lost = True
+
+    async def save_quietly(self, change: Callable[[Task], Task]) -> bool:
+        """Store ``change(task)`` with no event (a checkpoint: nothing for callers to see),
+        fenced as every write; ``False`` if nothing was written (the task is terminal,
+        lost, or taken over by a later attempt)."""
+        storage = self._storage
+        if self._lock is None:
+            self._lock = anyio.Lock(fast_acquire=True)
+        with anyio.CancelScope(shield=True):
+            async with self._lock:
+                for _ in range(3):
+                    stored = self._stored
+                    if self._lost or stored.task.status.state in TERMINAL_STATES:
+                        return False
+                    try:
+                        self._stored = await storage.store.save(
+                            change(stored.task),
+                            expected_version=stored.version,
+                            last_seq=stored.last_seq,
+                        )
+                        return True
+                    except ConcurrentUpdateError:
+                        fresh = await storage.store.get(stored.task.id)
+                        if fresh is None:
+                            return await self._vanished()
+                        if self._superseded(fresh):
+                            return self._fenced(fresh)
+                        self._stored = fresh
+        raise ConcurrentUpdateError(f"task {self._stored.task.id} kept changing")
 
     async def _vanished(self) -> bool:
         """The store no longer has the task (see the module docstring); returns ``False``:
@@ -406,6 +468,11 @@ class TaskHandle:
         if writer.task.status.state not in TERMINAL_STATES:
             await writer.artifact(artifact)
             await writer.status(TaskState.COMPLETED)
+
+    def adopt(self, writer: TaskWriter) -> None:
+        """Work on a task that exists already, through ``writer`` (a recovered attempt,
+        whose claim wrote the task)."""
+        self._created(writer)
 
     def _created(self, writer: TaskWriter) -> None:
         self.writer = writer

@@ -1,0 +1,149 @@
+"""What happens to an execution its process lost (L2): the recovery policy and its records.
+
+An *execution* is one run of the agent for one message. When the process running it goes
+away (a crash, a lost lease, a deploy that hands it off), the backend finds its task still
+running and asks the server to recover it (`A2AServer.recover_task`). The server's
+`RecoveryPolicy` decides:
+
+- ``fail`` (the default): the task is FAILED, saying why (what every release before did);
+- ``retry``: the agent runs again from the task's messages, at most ``max_attempts`` times
+  in all; for agents whose work may run again (at least once);
+- ``resume``: as ``retry``, and the next attempt is handed the agent's last checkpoint
+  (`TaskContext.checkpoint`), so that what it did before that is not done again.
+
+The execution record lives in the task itself, so every backend keeps it with the same
+atomic, versioned write as the task (no schema of its own):
+
+- ``metadata["a2a.execution"]``: ``{"attempt": n, "lost": k}``, present from the second
+  attempt on. ``attempt`` (1-based) is also the execution's **epoch**: the next attempt is
+  claimed by one compare-and-set write of the task that raises it, which exactly one
+  replica wins, and a writer whose attempt is no longer the task's is fenced off (it writes
+  nothing more, and its agent is stopped). ``lost`` counts the attempts that ended with
+  their process lost (a crash); an attempt handed off by a clean stop is not counted.
+- ``metadata["a2a.checkpoint"]``: the agent's last checkpoint, a small JSON value.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import msgspec
+
+from a2a_core.types import Message, Role, Task
+
+__all__ = [
+    "CHECKPOINT_KEY",
+    "DEFAULT_MAX_CHECKPOINT_BYTES",
+    "EXECUTION_KEY",
+    "CheckpointTooLargeError",
+    "Recovery",
+    "RecoveryPolicy",
+    "attempt_of",
+    "checkpoint_of",
+    "encode_checkpoint",
+    "execution_record",
+    "message_to_rerun",
+]
+
+#: The task metadata key of the execution record (attempt and losses).
+EXECUTION_KEY: Final = "a2a.execution"
+#: The task metadata key of the agent's last checkpoint.
+CHECKPOINT_KEY: Final = "a2a.checkpoint"
+#: The largest checkpoint, JSON-encoded, by default (64 KiB): a pointer into the agent's
+#: own storage, not the storage itself.
+DEFAULT_MAX_CHECKPOINT_BYTES: Final = 64 * 1024
+
+
+class Recovery(enum.Enum):
+    """What becomes of an execution whose process was lost (see the module docstring)."""
+
+    FAIL = "fail"
+    RETRY = "retry"
+    RESUME = "resume"
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryPolicy:
+    """How a server recovers the executions its replicas lose (see ``docs/durability.md``).
+
+    ``mode``: ``fail`` (default), ``retry`` or ``resume`` (a `Recovery` or its value).
+    ``max_attempts``: attempts in all, the first included, that may end with their process
+    lost before the task is failed (a hand-off at a clean stop does not count).
+    ``max_checkpoint_bytes``: the largest checkpoint, JSON-encoded
+    (`CheckpointTooLargeError` past it).
+    """
+
+    mode: Recovery | str = Recovery.FAIL
+    max_attempts: int = 3
+    max_checkpoint_bytes: int = DEFAULT_MAX_CHECKPOINT_BYTES
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "mode", Recovery(self.mode))
+        except ValueError:
+            raise ValueError(f"recovery must be fail, retry or resume, not {self.mode!r}") from None
+        if self.max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        if self.max_checkpoint_bytes < 2:
+            raise ValueError("max_checkpoint_bytes must be at least 2")
+
+    @property
+    def recovers(self) -> bool:
+        """Whether a lost execution runs again (``retry`` or ``resume``)."""
+        return self.mode is not Recovery.FAIL
+
+
+class CheckpointTooLargeError(ValueError):
+    """A checkpoint over ``RecoveryPolicy.max_checkpoint_bytes``; nothing was stored."""
+
+
+def execution_record(task: Task) -> tuple[int, int]:
+    """``(attempt, lost)`` of the task's current execution: ``(1, 0)`` when it has no
+    record (the first attempt writes none)."""
+    record = task.metadata.get(EXECUTION_KEY) if task.metadata else None
+    if not isinstance(record, Mapping):
+        return 1, 0
+    attempt = record.get("attempt")
+    lost = record.get("lost")
+    return (
+        attempt if isinstance(attempt, int) and attempt >= 1 else 1,
+        lost if isinstance(lost, int) and lost >= 0 else 0,
+    )
+
+
+def attempt_of(task: Task) -> int:
+    """The attempt (the epoch) of the task's current execution, 1-based."""
+    return execution_record(task)[0]
+
+
+def checkpoint_of(task: Task) -> Any:
+    """The agent's last checkpoint stored with the task, or ``None``."""
+    return task.metadata.get(CHECKPOINT_KEY) if task.metadata else None
+
+
+def encode_checkpoint(value: Any, limit: int) -> Any:
+    """``value`` as it will be stored and read back (JSON: tuples become lists...);
+    `TypeError` for a value JSON cannot hold, `CheckpointTooLargeError` past ``limit``."""
+    try:
+        encoded = msgspec.json.encode(value)
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise TypeError(f"a checkpoint must be JSON-able: {exc}") from None
+    if len(encoded) > limit:
+        raise CheckpointTooLargeError(
+            f"the checkpoint is {len(encoded)} bytes as JSON, over "
+            f"RecoveryPolicy.max_checkpoint_bytes ({limit}): keep a pointer to your own "
+            "storage in it instead"
+        )
+    return msgspec.json.decode(encoded)
+
+
+def message_to_rerun(task: Task) -> Message | None:
+    """The message a new attempt answers: the client's last message in the history (the
+    one that started the task, or the follow-up that continued it)."""
+    for message in reversed(task.history):
+        if message.role is Role.USER:
+            return message
+    return None
