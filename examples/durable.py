@@ -70,7 +70,7 @@ def _backend(args: argparse.Namespace) -> dict[str, Any]:
     when given (otherwise as ``a2aserve serve`` builds it)."""
     options = backend_options(args)
     settings = args.settings
-    if args.lease_ttl is None and args.replica_id is None:
+    if args.lease_ttl is None and args.replica_id is None and args.sql_prefix == "a2a_":
         return options
     lease: dict[str, Any] = {}
     if args.lease_ttl is not None:
@@ -78,7 +78,9 @@ def _backend(args: argparse.Namespace) -> dict[str, Any]:
     if settings.sql:
         from a2a_sql import SqlBackend
 
-        options["backend"] = SqlBackend(settings.sql, replica_id=args.replica_id, **lease)
+        options["backend"] = SqlBackend(
+            settings.sql, prefix=args.sql_prefix, replica_id=args.replica_id, **lease
+        )
     elif settings.redis:
         from a2aserve_redis import RedisBackend
 
@@ -105,6 +107,9 @@ def main() -> None:
         )
         parser.add_argument(
             "--replica-id", default=None, help="this replica's name (random by default)"
+        )
+        parser.add_argument(
+            "--sql-prefix", default="a2a_", help="the SQL tables' prefix (default a2a_)"
         )
 
     args = parse_args("Serve the durable agent.", extra)
