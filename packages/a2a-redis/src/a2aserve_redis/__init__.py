@@ -14,7 +14,7 @@ The Redis client is redis-py's asyncio client, so the server runs on asyncio (no
 from importlib.metadata import version as _version
 
 from ._common import StoreUnavailableError
-from .backend import HOST_LOST_TEXT, RedisBackend
+from .backend import HOST_LOST_TEXT, RESTART_TEXT, RedisBackend
 from .events import RedisEventLog
 from .push import PushWorker, RedisPushConfigStore, RedisPushQueue
 from .store import RedisTaskStore
@@ -24,6 +24,7 @@ __version__: str = _version("a2aserve-redis")
 __all__ = [
     "__version__",
     "HOST_LOST_TEXT",
+    "RESTART_TEXT",
     "PushWorker",
     "RedisBackend",
     "RedisEventLog",
