@@ -45,9 +45,10 @@ def _rpc(client: httpx.Client, url: str, method: str, params: Any) -> Any:
     return doc["result"]
 
 
-def send(client: httpx.Client, url: str, text: str = "go") -> str:
-    """A non-blocking SendMessage; the task's id."""
-    message = {"messageId": os.urandom(8).hex(), "role": "ROLE_USER", "parts": [{"text": text}]}
+def send(client: httpx.Client, url: str, text: str = "go", message_id: str = "") -> str:
+    """A non-blocking SendMessage (a new ``messageId`` unless given); the task's id."""
+    message_id = message_id or os.urandom(8).hex()
+    message = {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
     params = {"message": message, "configuration": {"returnImmediately": True}}
     task_id: str = _rpc(client, url, "SendMessage", params)["task"]["id"]
     return task_id

@@ -225,3 +225,41 @@ def _state(data: dict[str, object]) -> str | None:
     if "statusUpdate" in result:
         return str(result["statusUpdate"]["status"]["state"])
     return None
+
+
+def test_copies_of_a_message_sent_to_two_replicas_run_once(
+    db_url: str, prefix: str, tmp_path: Path
+) -> None:
+    _postgres_only(db_url)
+    args = [*_prepare(db_url, prefix), "--step-seconds", "0.1"]
+    log = tmp_path / "server.log"
+    a = Durable(log, *args, "--replica-id", "a")
+    b = Durable(log, *args, "--replica-id", "b")
+    answers: dict[str, str] = {}
+    try:
+        with httpx.Client(timeout=10) as client:
+            for round_ in range(5):
+                mid = f"copy-{round_}-{prefix}"
+                threads = [
+                    threading.Thread(target=_send_into, args=(answers, f"{round_}{url}", url, mid))
+                    for url in (a.url, b.url)
+                ]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join(10)
+                answers[f"{round_}again"] = send(client, b.url, message_id=mid)  # a retry later
+            task_ids = sorted(set(answers.values()))
+            done = wait_all(client, a.url, task_ids)
+    finally:
+        a.stop()
+        b.stop()
+    assert len(answers) == 15 and len(task_ids) == 5  # one task per message, whoever answered
+    for task in done.values():
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert step_chunks(task) == [(step, 1) for step in range(1, STEPS + 1)]  # run once
+
+
+def _send_into(answers: dict[str, str], key: str, url: str, message_id: str) -> None:
+    with httpx.Client(timeout=10) as client:
+        answers[key] = send(client, url, message_id=message_id)

@@ -21,7 +21,9 @@ class RetryPolicy:
     A call is retried only when the connection failed before any byte of a response arrived
     (refused, reset, a connect or pool timeout), so the agent may have done nothing, or, at
     worst, received the same request twice: a SendMessage retried is the same bytes, hence
-    the same ``messageId``, which the spec tells agents to treat as one message. A reply,
+    the same ``messageId``, which the spec lets agents treat as one message, and which
+    servers of this library do (idempotent sends, ``docs/durability.md``: the copy is
+    answered with the task the first one started; other servers may run it twice). A reply,
     even an error, is never retried; a stream is never retried after its first event (it is
     *resumed*, by `A2AClient`'s ``resume``). The same bounds limit a stream's resumes that
     bring no new event.

@@ -43,6 +43,7 @@ from a2a_core._protocol.sse import EventStream
 from a2a_core.server._background import Background
 from a2a_core.server._extensions import Extension
 from a2a_core.server._guards import Guards
+from a2a_core.server._idempotency import find_sent, same_message, settled, task_id_for
 from a2a_core.server._messages import Invocation, new_id
 from a2a_core.server._options import PushOptions, StreamOptions
 from a2a_core.server._ownership import TaskOwner
@@ -66,6 +67,7 @@ from a2a_core.types import (
     ListTaskPushNotificationConfigsResponse,
     ListTasksRequest,
     ListTasksResponse,
+    Message,
     SendMessageRequest,
     SendMessageResponse,
     StreamResponse,
@@ -118,6 +120,7 @@ class ServerState:
         "extended_card",
         "extensions",
         "guards",
+        "idempotent_sends",
         "protocol",
         "push",
         "push_enabled",
@@ -143,8 +146,11 @@ class ServerState:
         stream_source: StreamSource,
         extensions: Sequence[Extension],
         extended_card: ExtendedCard | None,
+        idempotent_sends: bool = True,
     ) -> None:
         self.protocol = protocol
+        #: Whether a message sent again is answered with what it started (``_idempotency``).
+        self.idempotent_sends = idempotent_sends
         self.storage = storage
         self.runtime = runtime
         self.guards = guards
@@ -246,9 +252,11 @@ class ServerState:
 
     async def start(
         self, call: Call, request: SendMessageRequest, observation: CallObservation
-    ) -> Execution:
+    ) -> Execution | StoredTask:
         """Start the agent for a message (new task, or a follow-up of an interrupted one):
-        every check first, so that a refused message writes nothing."""
+        every check first, so that a refused message writes nothing. A message sent again
+        (``_idempotency``) is not run again: its running execution, or its task as stored,
+        is returned instead."""
         background = self.background
         if background is None:
             raise LocalProtocolError(
@@ -265,8 +273,12 @@ class ServerState:
         message = request.message
         existing: Task | None = None
         last_seq = 0
+        owner = self.task_owner(call) if self.task_owner is not None else ""
+        derived_id = ""
         if message.task_id:
             stored = await self.load(call, message.task_id)
+            if self.idempotent_sends and find_sent(stored.task, message):
+                return stored  # this follow-up was recorded already: not run again
             running = self.runtime.executions.get(message.task_id)
             if running is not None and stored.task.status.state in _ASKING_STATES:
                 # An agent that asked for input may still be returning when the answer
@@ -287,10 +299,16 @@ class ServerState:
                 raise InvalidParamsError("message.contextId does not match the task's context")
             if message.task_id in self.runtime.executions:
                 raise UnsupportedOperationError("The task is still processing a message")
-        task_id = existing.id if existing else new_id()
+        elif self.idempotent_sends and message.message_id:
+            derived_id = task_id_for(call.tenant, owner, message.message_id)
+            sent, taken = await self._sent_before(call, derived_id, owner, message)
+            if sent is not None:
+                return sent
+            if taken:
+                derived_id = ""  # the messageId was reused for another message: a new task
+        task_id = existing.id if existing else (derived_id or new_id())
         context_id = existing.context_id if existing else (message.context_id or new_id())
         message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)
-        owner = self.task_owner(call) if self.task_owner is not None else ""
         storage = self.storage
         # Refused before anything is written or the agent is called: InvalidParams.
         storage.limits.admit(message, existing, last_seq)
@@ -320,6 +338,60 @@ class ServerState:
         background.start(execution)
         return execution
 
+    async def _sent_before(
+        self, call: Call, task_id: str, owner: str, message: Message
+    ) -> tuple[Execution | StoredTask | None, bool]:
+        """What a new message sent again started, if it was (the execution running it on
+        this replica, or its task as stored), and whether its derived id is taken (see
+        ``_idempotency``)."""
+        stored = await self.storage.store.get(task_id)
+        # Nothing awaits from here until a new execution is registered: a copy of this
+        # message running on this replica is in the registry now, or will find this one.
+        running = self.runtime.executions.get(task_id)
+        if running is not None:
+            same = same_message(running.invocation.message, message)
+            return (running if same else None), True
+        if stored is None:
+            return None, False
+        first = stored.task.history[0] if stored.task.history else None
+        if (
+            stored.tenant != call.tenant
+            or stored.owner != owner
+            or first is None
+            or first.message_id != message.message_id
+            or not same_message(first, message)
+            or not await self.authorized("send", stored.task, call)
+        ):
+            return None, True
+        return stored, True
+
+    async def sent_reply(
+        self, request: SendMessageRequest, stored: StoredTask
+    ) -> SendMessageResponse:
+        """The reply to a SendMessage sent again whose task is ``stored``: what its first
+        copy answered (blocking: once the task settles)."""
+        config = request.configuration
+        if not (config and config.return_immediately):
+            stored = await settled(self.stream_source.log, self.storage.store, stored)
+        history = config.history_length if config else None
+        return SendMessageResponse(task=task_view(stored.task, history_length=history))
+
+    def sent_stream(
+        self,
+        call: Call,
+        request: SendMessageRequest,
+        stored: StoredTask,
+        observation: CallObservation,
+    ) -> SseResponse:
+        """The stream of a SendStreamingMessage sent again whose task is ``stored``: a
+        message that started the task gets the task's whole log, as its first stream had
+        it; a follow-up, the task as it stands and what follows."""
+        task_id = stored.task.id
+        history = stored.task.history
+        if history and history[0].message_id == request.message.message_id:
+            return self.stream(call, [], task_id, 0, observation, replay_until=stored.last_seq)
+        return self.stream(call, [snapshot(stored)], task_id, stored.last_seq, observation)
+
 
 # --- the handlers ------------------------------------------------------------------------
 
@@ -342,8 +414,12 @@ async def send_message(
     request: SendMessageRequest = call.request  # type: ignore[assignment]
     config = request.configuration
     execution = await state.start(call, request, observation)
+    if isinstance(execution, StoredTask):  # sent again: answered as the first copy was
+        return await state.sent_reply(request, execution)
     ready = execution.started if config and config.return_immediately else execution.settled
     await ready.wait()
+    if execution.duplicate is not None:  # a copy on another replica created the task first
+        return await state.sent_reply(request, execution.duplicate)
     if execution.error is not None:
         raise execution.error
     if execution.reply_message is not None:
@@ -362,7 +438,11 @@ async def send_streaming_message(
     task as it stood), until it settles; a message-only reply is one event."""
     request: SendMessageRequest = call.request  # type: ignore[assignment]
     execution = await state.start(call, request, observation)
+    if isinstance(execution, StoredTask):  # sent again: its events again
+        return state.sent_stream(call, request, execution, observation)
     await execution.started.wait()
+    if execution.duplicate is not None:  # a copy on another replica created the task first
+        return state.sent_stream(call, request, execution.duplicate, observation)
     if execution.error is not None:
         raise execution.error
     if execution.reply_message is not None:

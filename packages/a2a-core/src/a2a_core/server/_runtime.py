@@ -23,7 +23,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import msgspec
 
-from a2a_core._protocol.errors import A2AError
+from a2a_core._protocol.errors import A2AError, InternalError
 from a2a_core._protocol.lifecycle import ends_wait
 from a2a_core.server._agent import Agent, AuthRequired, InputRequired
 from a2a_core.server._context import TaskContext
@@ -32,7 +32,7 @@ from a2a_core.server._messages import Invocation, agent_message
 from a2a_core.server._outages import BackendUnavailableError
 from a2a_core.server._recovery import DEFAULT_MAX_CHECKPOINT_BYTES
 from a2a_core.server._storage import Storage
-from a2a_core.server._store import StoredTask
+from a2a_core.server._store import StoredTask, TaskExistsError
 from a2a_core.server._sync import Signal
 from a2a_core.server._writes import TaskHandle, TaskLostError, TaskWriter
 from a2a_core.types import (
@@ -178,6 +178,9 @@ class Execution:
         self.reply_message: Message | None = None
         self.first_snapshot: StoredTask | None = None
         self.error: A2AError | None = None
+        #: The task a copy of this message created first, on another replica (a message
+        #: sent again, ``_idempotency``): this execution wrote nothing, its agent stopped.
+        self.duplicate: StoredTask | None = None
         #: Told how the agent's run goes, when the server is observed (set before it runs).
         self.observation: ExecutionObservation | None = None
 
@@ -211,6 +214,12 @@ class Execution:
                 await self._finish(result)
             if self._stop_text is not None:  # stopped by a guard before it wrote FAILED
                 await self._fail(None, self._stop_text)
+        except TaskExistsError:
+            # A copy of this message created the task first (on another replica): this
+            # run is dropped, and the request answers with that task.
+            self.duplicate = await self._twin()
+            if self.duplicate is None:
+                self.error = InternalError()
         except TaskLimitError as exc:
             raised = exc  # the task went over a limit: it failed saying so, the agent stops
         except A2AError as exc:
@@ -262,6 +271,14 @@ class Execution:
             writer.on_lost = None
             writer.settles = None
         self._scope = None
+
+    async def _twin(self) -> StoredTask | None:
+        with anyio.CancelScope(shield=True):
+            try:
+                return await self.runtime.storage.store.get(self.task_id)
+            except Exception:
+                logger.exception("could not read task %s, created by a copy", self.task_id)
+        return None
 
     def cancel_soon(self) -> None:
         """Cancel the agent; it stops at its next checkpoint (the task has already ended,

@@ -151,6 +151,10 @@ class A2AServer:
             runs again) or ``"resume"`` (again, from its last checkpoint); a string or a
             :class:`~a2a_core.server.RecoveryPolicy` (attempts, checkpoint size). Needs a
             backend that outlives the process (Redis, SQL): see ``docs/durability.md``.
+        idempotent_sends: Answer a message sent again (the same ``messageId`` and content,
+            from the same caller, while its task is stored) with what it started rather
+            than running the agent again, so a client's retry after a lost reply cannot
+            start the work twice (``docs/durability.md``). ``False``: every send runs.
     """
 
     def __init__(
@@ -173,6 +177,7 @@ class A2AServer:
         observer: Observer | None = None,
         console: bool | str | None = False,
         recovery: RecoveryPolicy | Recovery | str | None = None,
+        idempotent_sends: bool = True,
     ) -> None:
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
@@ -263,6 +268,7 @@ class A2AServer:
             ),
             extensions=self.extensions,
             extended_card=extended_card,
+            idempotent_sends=idempotent_sends,
         )
         most = self.stream_options.max_streams_per_peer
         #: Streams open per client address (``None``: not limited); see ``_peers``.
