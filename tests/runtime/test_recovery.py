@@ -217,3 +217,47 @@ async def test_the_in_memory_backend_warns_and_fails_at_a_stop(
     assert stored is not None and stored.task.status.state is TaskState.FAILED
     assert stored.task.status.message is not None
     assert stored.task.status.message.parts[0].text == SHUTDOWN_TEXT
+
+
+async def test_recoveries_are_counted_by_outcome() -> None:
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from a2a_core.otel import OpenTelemetryObserver
+
+    reader = InMemoryMetricReader()
+    observer = OpenTelemetryObserver(
+        meter_provider=MeterProvider(metric_readers=[reader]), log_correlation=False
+    )
+    backend = InMemoryBackend()
+    started = anyio.Event()
+
+    async def agent(ctx: TaskContext) -> str:
+        await ctx.working()
+        if ctx.attempt == 1:
+            started.set()
+            await anyio.sleep(HANG_GUARD)
+        return "done"
+
+    first = A2AServer(agent, card=make_card(), backend=backend)
+    second = A2AServer(
+        agent, card=make_card(), backend=backend, recovery="retry", observer=observer
+    )
+    with anyio.fail_after(HANG_GUARD):
+        async with first, second:
+            task = (await Client(first).result("SendMessage", immediate()))["task"]
+            await started.wait()
+            assert await second.recover_task(task["id"], "lost.")
+            await wait_for_state(second, task["id"], TaskState.COMPLETED)
+            first.cancel_local_execution(task["id"])
+    data = reader.get_metrics_data()
+    assert data is not None
+    points = [
+        (dict(p.attributes or {}), p.value)
+        for r in data.resource_metrics
+        for s in r.scope_metrics
+        for m in s.metrics
+        if m.name == "a2a.server.executions.recovered"
+        for p in m.data.data_points
+    ]
+    assert points == [({"a2a.recovery.outcome": "retried"}, 1)]

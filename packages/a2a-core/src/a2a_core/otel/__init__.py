@@ -122,6 +122,12 @@ METRICS: Final[Mapping[str, tuple[str, str, str]]] = {
         "s",
         "Duration of a networked backend's operations, by operation",
     ),
+    "a2a.server.executions.recovered": (
+        "observable counter",
+        "{execution}",
+        "Lost executions recovered here, by outcome (retried, resumed, failed, gave_up) "
+        "and executions handed off at a stop (released)",
+    ),
 }
 
 
@@ -182,6 +188,7 @@ class OpenTelemetryObserver:
         self.stream_events = _Tally(self, meter, "a2a.server.stream.events", "{event}")
         self.push_deliveries = _Tally(self, meter, "a2a.server.push.deliveries", "{delivery}")
         self.push_retries = _Tally(self, meter, "a2a.server.push.retries", "{attempt}")
+        self.recoveries = _Tally(self, meter, "a2a.server.executions.recovered", "{execution}")
         self.push_duration = meter.create_histogram(
             "a2a.server.push.duration", "s", METRICS["a2a.server.push.duration"][2]
         )
@@ -365,6 +372,17 @@ class OpenTelemetryObserver:
         if error:
             key += ("error.type", "error")
         self.backend_duration.record(seconds, self.attributes(*key))
+
+    def execution_recovered(self, task_id: str, outcome: str, attempt: int) -> None:
+        """Counted by outcome; an event on the current span (the claim's) names the task
+        and the attempt that starts, so a trace shows where each attempt began."""
+        self.recoveries.add(1, ("a2a.recovery.outcome", outcome))
+        span = trace.get_current_span()
+        if span.is_recording():
+            span.add_event(
+                "a2a.execution.recovered",
+                {"a2a.task.id": task_id, "a2a.recovery.outcome": outcome, "a2a.attempt": attempt},
+            )
 
 
 def _task_id_of(call: Call) -> str:

@@ -38,6 +38,7 @@ from a2a_core.server._runtime import Execution, Runtime
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import StoredTask
 from a2a_core.server._writes import TaskWriter
+from a2a_core.server.observe import report_recovery
 from a2a_core.types import SendMessageRequest, TaskState
 
 __all__ = ["GAVE_UP_TEXT", "Recoverer"]
@@ -86,10 +87,15 @@ class Recoverer:
         message = message_to_rerun(stored.task)
         if not self.policy.recovers or message is None or losses >= self.policy.max_attempts:
             text = fail_text or reason
+            outcome = "failed"
             if self.policy.recovers:
                 text = f"{text} {GAVE_UP_TEXT.format(attempts=losses)}"
+                outcome = "gave_up"
                 self.counts["gave_up"] += 1
-            return await writer.status(TaskState.FAILED, self._message(stored, text))
+            failed = await writer.status(TaskState.FAILED, self._message(stored, text))
+            if failed:
+                self._report(task_id, outcome, attempt)
+            return failed
         next_attempt = attempt + 1
         claimed = await writer.status(
             TaskState.WORKING,
@@ -100,8 +106,15 @@ class Recoverer:
             return False  # another replica claimed it, or it ended meanwhile
         self.counts["claimed"] += 1
         logger.info("task %s: attempt %d claimed here (%s)", task_id, next_attempt, reason)
+        resumed = self.policy.mode is Recovery.RESUME
+        self._report(task_id, "resumed" if resumed else "retried", next_attempt)
         self._start(self._invocation(writer.stored, message, next_attempt), writer)
         return True
+
+    def _report(self, task_id: str, outcome: str, attempt: int) -> None:
+        observer = self._storage.observer
+        if observer is not None:
+            report_recovery(observer, task_id, outcome, attempt)
 
     def start_waiting(self, background: Background) -> None:
         """Start the attempts claimed before the server ran."""

@@ -27,6 +27,7 @@ from a2a_core.server._background import Background
 from a2a_core.server._messages import agent_message
 from a2a_core.server._runtime import Runtime
 from a2a_core.server._writes import TaskWriter
+from a2a_core.server.observe import report_recovery
 from a2a_core.types import TERMINAL_STATES, TaskState
 
 __all__ = ["SHUTDOWN_TEXT", "UNWIND_SECONDS", "stop_executions"]
@@ -66,6 +67,11 @@ async def stop_executions(
             execution.error = ServerUnavailableError(SHUTDOWN_TEXT)
         elif hand_off and execution.release():
             handed_off += 1  # left running for another replica (or the next start)
+            observer = runtime.storage.observer
+            if observer is not None:
+                report_recovery(
+                    observer, execution.task_id, "released", execution.invocation.attempt
+                )
             continue
         else:
             await _fail(execution.task.writer)

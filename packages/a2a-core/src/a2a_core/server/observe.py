@@ -37,7 +37,11 @@ The points, and who calls them:
   whenever the number of unfinished deliveries changes;
 - **backend operations** (``storage``): `Observer.backend_operation` with the seconds each
   call of a networked store or log took (in-memory parts answer without waiting and are
-  not timed).
+  not timed);
+- **recoveries** (``_recovering``, ``_shutdown``): the optional
+  ``execution_recovered(task_id, outcome, attempt)``, asked of an observer that has it
+  (`report_recovery`), when a lost execution is claimed here (``retried``, ``resumed``),
+  failed (``failed``, ``gave_up``), or handed off at a stop (``released``).
 
 Every method must be quick and must not raise: it runs on the request's path. The
 observations hold what they need between calls (a span, a start time); the runtime only
@@ -65,6 +69,7 @@ __all__ = [
     "Observer",
     "Observers",
     "PushObservation",
+    "report_recovery",
 ]
 
 
@@ -185,6 +190,17 @@ class Observer(Protocol):
         ...
 
 
+def report_recovery(observer: object, task_id: str, outcome: str, attempt: int) -> None:
+    """Tell ``observer`` that an execution was recovered (``retried``, ``resumed``,
+    ``failed``, ``gave_up``: ``attempt`` is the one that starts, or the last) or handed off
+    at a stop (``released``), if it has the optional method
+    ``execution_recovered(task_id, outcome, attempt)``: an observer written before it
+    existed is not asked."""
+    method = getattr(observer, "execution_recovered", None)
+    if method is not None:
+        method(task_id, outcome, attempt)
+
+
 # --- a no-op observer, and several as one ----------------------------------------------------
 
 
@@ -263,6 +279,9 @@ class NoOpObserver:
         """Ignored."""
 
     def backend_operation(self, operation: str, seconds: float, error: bool) -> None:
+        """Ignored."""
+
+    def execution_recovered(self, task_id: str, outcome: str, attempt: int) -> None:
         """Ignored."""
 
 
@@ -373,3 +392,8 @@ class Observers:
         """Told to every observer."""
         for observer in self.observers:
             observer.backend_operation(operation, seconds, error)
+
+    def execution_recovered(self, task_id: str, outcome: str, attempt: int) -> None:
+        """Told to every observer that listens for it (see `report_recovery`)."""
+        for observer in self.observers:
+            report_recovery(observer, task_id, outcome, attempt)
