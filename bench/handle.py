@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import json
 import os
 import sys
@@ -44,10 +45,25 @@ BODY = json.dumps(
         "id": 1,
         "method": "SendMessage",
         "params": {
-            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+            "message": {
+                "messageId": "m-0000000000",
+                "role": "ROLE_USER",
+                "parts": [{"text": "hello"}],
+            }
         },
     }
 ).encode()
+#: Each request gets a messageId of its own (the same one again is answered from the store:
+#: idempotent sends), of the same length: this marker's place, a count.
+MARKER = b"m-0000000000"
+_count = itertools.count()
+
+
+def fresh_id(body: bytes) -> bytes:
+    """``body`` with the next messageId in place of `MARKER`."""
+    return body.replace(MARKER, b"m-%010d" % next(_count))
+
+
 RAW_HEADERS = [
     (b"host", b"127.0.0.1:8000"),
     (b"content-type", b"application/json"),
@@ -57,7 +73,8 @@ RAW_HEADERS = [
 
 
 def request() -> HttpRequest:
-    return HttpRequest(method="POST", path="/", query="", headers=Headers(RAW_HEADERS), body=BODY)
+    body = fresh_id(BODY)
+    return HttpRequest(method="POST", path="/", query="", headers=Headers(RAW_HEADERS), body=body)
 
 
 def grpc_request_factory() -> Any:
@@ -67,7 +84,7 @@ def grpc_request_factory() -> Any:
 
     body = encode_message(
         SendMessageRequest(
-            message=Message(message_id="m-1", role=Role.USER, parts=[Part(text="hello")])
+            message=Message(message_id=MARKER.decode(), role=Role.USER, parts=[Part(text="hello")])
         )
     )
     pairs = [("content-type", "application/grpc"), ("a2a-version", "1.0")]
@@ -77,7 +94,7 @@ def grpc_request_factory() -> Any:
             "POST",
             "/lf.a2a.v1.A2AService/SendMessage",
             headers=Headers(pairs),
-            body=body,
+            body=fresh_id(body),
             peer="127.0.0.1",
         )
 

@@ -25,12 +25,14 @@ field. Every loop is bounded by a deadline.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Final
 
 _CRLF2 = b"\r\n\r\n"
 _DATA = b"data:"
@@ -99,9 +101,27 @@ class RequestsResult:
     errors: int = 0
 
 
+#: The messageId of the bench's request templates (``MESSAGE_ID`` in bench/run.py).
+MESSAGE_MARKER: Final = b"m-0000000000"
+
+
+def fresh_ids(request: bytes) -> Iterator[bytes]:
+    """``request`` again and again, each time with a new messageId of the same length (its
+    ``Content-Length`` holds), so that each one is new work for a server that deduplicates
+    a message sent again; ``request`` itself when it holds no messageId (a card)."""
+    cut = request.find(MESSAGE_MARKER)
+    if cut < 0:
+        yield from itertools.repeat(request)
+        return
+    head, tail = request[: cut + 2], request[cut + len(MESSAGE_MARKER) :]
+    run = os.urandom(2).hex().encode()
+    for n in itertools.count():
+        yield head + run + b"%06d" % (n % 1_000_000) + tail
+
+
 async def run_requests(spec: dict[str, Any]) -> RequestsResult:
     port = spec["port"]
-    request = request_bytes(port, spec["request"])
+    requests = fresh_ids(request_bytes(port, spec["request"]))
     expect = spec["expect_status"]
     connections = spec["connections"]
     warmup, duration = spec["warmup"], spec["duration"]
@@ -120,7 +140,7 @@ async def run_requests(spec: dict[str, Any]) -> RequestsResult:
                 sent = time.perf_counter()
                 if sent >= stop:
                     return
-                writer.write(request)
+                writer.write(next(requests))
                 response = await read_response(reader)
                 done = time.perf_counter()
                 if sent >= measure_from:
@@ -195,14 +215,14 @@ async def read_first_frame(reader: asyncio.StreamReader) -> bytes:
 
 async def run_stream(spec: dict[str, Any]) -> StreamResult:
     port = spec["port"]
-    request = request_bytes(port, spec["request"])
+    requests = fresh_ids(request_bytes(port, spec["request"]))
     result = StreamResult()
     deadline = time.perf_counter() + spec["time_limit"]
     for index in range(spec["warmup"] + spec["repeat"]):
         if index >= spec["warmup"] + 1 and time.perf_counter() > deadline:
             break  # at least one measured stream; more only while time allows
         started = time.perf_counter()
-        reader, writer, _ = await open_stream(port, request)
+        reader, writer, _ = await open_stream(port, next(requests))
         try:
             events = await asyncio.wait_for(drain_stream(reader), timeout=spec["stream_timeout"])
         finally:

@@ -21,6 +21,7 @@ import asyncio
 import collections
 import json
 import sys
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,16 +37,18 @@ CORE = Path(a2a_core.__file__).parent
 
 
 def send_request(binding: str = "jsonrpc", version: str = "1.0") -> HttpRequest:
-    """A blocking SendMessage of a small text message, as an adapter would build it."""
+    """A blocking SendMessage of a small text message, as an adapter would build it; a new
+    ``messageId`` each time (the same one again is answered from the store: idempotent
+    sends)."""
     if version == "0.3":
         message: dict[str, Any] = {
             "kind": "message",
-            "messageId": "m-1",
+            "messageId": uuid.uuid4().hex,
             "role": "user",
             "parts": [{"kind": "text", "text": "hello"}],
         }
     else:
-        message = {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+        message = {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": "hello"}]}
     params = {"message": message}
     if binding == "rest":
         path = "/message:send" if version == "1.0" else "/v1/message:send"

@@ -137,15 +137,21 @@ JSON_V1 = {"Content-Type": "application/json", "A2A-Version": "1.0"}
 SSE_V1 = {**JSON_V1, "Accept": "text/event-stream"}
 
 
+#: The messageId of the request templates: the load generators put a new one of the same
+#: length in each request (`loadgen.fresh_ids`, the wrk script), so that every request is new
+#: work (a server deduplicates a message sent again, as ours does by default).
+MESSAGE_ID = "m-0000000000"
+
+
 def _message(text: str, *, v03: bool = False) -> dict[str, Any]:
     if v03:
         return {
             "kind": "message",
-            "messageId": "m-1",
+            "messageId": MESSAGE_ID,
             "role": "user",
             "parts": [{"kind": "text", "text": text}],
         }
-    return {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": text}]}
+    return {"messageId": MESSAGE_ID, "role": "ROLE_USER", "parts": [{"text": text}]}
 
 
 def _rpc(method: str, params: dict[str, Any]) -> str:
@@ -355,6 +361,17 @@ WRK_SCRIPT = """\
 wrk.method = {method}
 wrk.body = {body}
 {headers}
+-- A new messageId of the same length in each request (see MESSAGE_ID in bench/run.py).
+local marker = "m-0000000000"
+local cut = string.find(wrk.body, marker, 1, true)
+if cut then
+  local head, tail = string.sub(wrk.body, 1, cut + 1), string.sub(wrk.body, cut + 12)
+  local run, n = math.random(0, 65535), 0
+  request = function()
+    n = (n + 1) % 1000000
+    return wrk.format(nil, nil, nil, head .. string.format("%04x%06d", run, n) .. tail)
+  end
+end
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(

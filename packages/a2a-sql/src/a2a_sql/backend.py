@@ -227,10 +227,15 @@ class SqlBackend:
 
     @property
     def outlives_process(self) -> bool:
-        """Tasks outlive the process (a database), unless it is SQLite in memory: a
-        recovering server hands off its running tasks at a stop (``docs/durability.md``)."""
+        """Whether running tasks left at a stop are taken up again, so that a recovering
+        server hands them off rather than failing them (``docs/durability.md``): by
+        another replica (PostgreSQL), or by the next start's restart rule. Not for SQLite
+        in memory (gone with the process), nor with the restart rule off on a
+        single-replica database (nothing would take them up)."""
         database = self.engine.url.database
-        return not (self.engine.dialect.name == "sqlite" and database in (None, "", ":memory:"))
+        if self.engine.dialect.name == "sqlite" and database in (None, "", ":memory:"):
+            return False
+        return self.fail_unfinished or self.multi_replica
 
     @property
     def multi_replica(self) -> bool:

@@ -296,6 +296,10 @@ class TaskWriter:
         its agent is stopped. Returns ``False``: the event is dropped."""
         self._lost = True
         self._stored = fresh
+        if self.on_lost is None:
+            # Not an execution's writer: a recovery's claim that another replica won.
+            logger.debug("task %s: attempt %d claimed elsewhere", fresh.task.id, self.epoch + 1)
+            return False
         logger.warning(
             "task %s: attempt %d was taken over by attempt %d elsewhere; this execution "
             "writes nothing more and its agent is stopped",
@@ -303,8 +307,7 @@ class TaskWriter:
             self.epoch,
             attempt_of(fresh.task),
         )
-        if self.on_lost is not None:
-            self.on_lost()
+        self.on_lost()
         return False
 
     def release(self) -> None:
