@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import socket
+import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,10 +104,15 @@ def urls_by_binding(card: Mapping[str, Any]) -> dict[str, set[str]]:
 
 
 def message(
-    text: str = "hi", *, task_id: str = "", context_id: str = "", mid: str = "m1"
+    text: str = "hi", *, task_id: str = "", context_id: str = "", mid: str = ""
 ) -> dict[str, Any]:
-    """A v1.0 user message as JSON."""
-    msg: dict[str, Any] = {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]}
+    """A v1.0 user message as JSON; a messageId of its own unless ``mid`` is given (the same
+    message sent again is answered with what it started: idempotent sends)."""
+    msg: dict[str, Any] = {
+        "messageId": mid or uuid.uuid4().hex,
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+    }
     if task_id:
         msg["taskId"] = task_id
     if context_id:
@@ -122,11 +128,11 @@ def send_params(text: str = "hi", *, configuration: Any = None, **kw: Any) -> di
     return params
 
 
-def message_v03(text: str = "hi", *, task_id: str = "", mid: str = "m1") -> dict[str, Any]:
-    """A v0.3 JSON-RPC user message."""
+def message_v03(text: str = "hi", *, task_id: str = "", mid: str = "") -> dict[str, Any]:
+    """A v0.3 JSON-RPC user message; a messageId of its own unless ``mid`` is given."""
     msg: dict[str, Any] = {
         "kind": "message",
-        "messageId": mid,
+        "messageId": mid or uuid.uuid4().hex,
         "role": "user",
         "parts": [{"kind": "text", "text": text}],
     }

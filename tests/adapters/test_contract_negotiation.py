@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -154,7 +155,9 @@ SENDS = {
 
 
 async def _send_with(live: Any, route: str, extensions: str) -> Any:
-    method, path, body, version = SENDS[route]
+    method, path, template, version = SENDS[route]
+    # A message of its own each time: the same one again is answered with its first task.
+    body = {**template, "message": {**template["message"], "messageId": uuid.uuid4().hex}}
     headers = {"a2a-extensions": extensions}
     if method is None:
         return await live.rest("POST", path, body, version=version, headers=headers)

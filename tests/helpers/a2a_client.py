@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,10 +40,15 @@ def rpc_body(method: str, params: Mapping[str, Any] | None = None, id: Any = 1) 
 
 
 def user_message(
-    text: str, *, task_id: str = "", context_id: str = "", mid: str = "m1"
+    text: str, *, task_id: str = "", context_id: str = "", mid: str = ""
 ) -> dict[str, Any]:
-    """A v1.0 user message as JSON."""
-    msg: dict[str, Any] = {"messageId": mid, "role": "ROLE_USER", "parts": [{"text": text}]}
+    """A v1.0 user message as JSON; a messageId of its own unless ``mid`` is given (the same
+    message sent again is answered with what it started: idempotent sends)."""
+    msg: dict[str, Any] = {
+        "messageId": mid or uuid.uuid4().hex,
+        "role": "ROLE_USER",
+        "parts": [{"text": text}],
+    }
     if task_id:
         msg["taskId"] = task_id
     if context_id:
