@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from a2a_core.server import A2AServer, InputRequired, TaskContext
+from a2a_core.server import A2AServer, InputRequired, RecoveryPolicy, TaskContext
 from helpers.a2a_client import Client, make_card, user_message
 
 pytestmark = pytest.mark.anyio
@@ -166,7 +166,7 @@ async def test_a_message_id_reused_for_other_work_starts_new_work() -> None:
 
 async def test_idempotent_sends_can_be_turned_off() -> None:
     agent = Counting()
-    server = A2AServer(agent, card=make_card(), idempotent_sends=False)
+    server = A2AServer(agent, card=make_card(), recovery=RecoveryPolicy(idempotent_sends=False))
     with anyio.fail_after(HANG_GUARD):
         async with server:
             client = Client(server)

@@ -17,7 +17,8 @@ metadata, extensions, references, and the context when it names one): a client t
 reuses a ``messageId`` for another message gets a new task, as before. The window is the
 task's lifetime in the store (a finished task is kept ``task_ttl``, an hour by default):
 after that, the same message starts new work. A reply with only a message (no task) is not
-remembered: sent again, it is answered again.
+remembered: sent again, it is answered again. ``RecoveryPolicy(idempotent_sends=False)``
+turns it off.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """What happens to an execution its process lost (L2): the recovery policy and its records.
 
+The policy also says whether a message sent again is run again (``idempotent_sends``, on
+by default: see ``_idempotency``), the other half of work that runs once.
+
 An *execution* is one run of the agent for one message. When the process running it goes
 away (a crash, a lost lease, a deploy that hands it off), the backend finds its task still
 running and asks the server to recover it (`A2AServer.recover_task`). The server's
@@ -74,11 +77,15 @@ class RecoveryPolicy:
     lost before the task is failed (a hand-off at a clean stop does not count).
     ``max_checkpoint_bytes``: the largest checkpoint, JSON-encoded
     (`CheckpointTooLargeError` past it).
+    ``idempotent_sends``: a message sent again by the same caller (the same ``messageId``
+    and content, while its task is stored) is answered with what it started, and the agent
+    is not run again, whatever the mode (``False``: every send runs; see ``_idempotency``).
     """
 
     mode: Recovery | str = Recovery.FAIL
     max_attempts: int = 3
     max_checkpoint_bytes: int = DEFAULT_MAX_CHECKPOINT_BYTES
+    idempotent_sends: bool = True
 
     def __post_init__(self) -> None:
         try:

@@ -149,12 +149,10 @@ class A2AServer:
         recovery: What becomes of a running task whose process was lost (a crash, a lost
             lease) or stopped (a deploy): ``"fail"`` (the default), ``"retry"`` (the agent
             runs again) or ``"resume"`` (again, from its last checkpoint); a string or a
-            :class:`~a2a_core.server.RecoveryPolicy` (attempts, checkpoint size). Needs a
-            backend that outlives the process (Redis, SQL): see ``docs/durability.md``.
-        idempotent_sends: Answer a message sent again (the same ``messageId`` and content,
-            from the same caller, while its task is stored) with what it started rather
-            than running the agent again, so a client's retry after a lost reply cannot
-            start the work twice (``docs/durability.md``). ``False``: every send runs.
+            :class:`~a2a_core.server.RecoveryPolicy` (attempts, checkpoint size, and
+            ``idempotent_sends``: a message sent again by the same caller is answered with
+            what it started, on by default). Running again needs a backend that outlives
+            the process (Redis, SQL): see ``docs/durability.md``.
     """
 
     def __init__(
@@ -177,7 +175,6 @@ class A2AServer:
         observer: Observer | None = None,
         console: bool | str | None = False,
         recovery: RecoveryPolicy | Recovery | str | None = None,
-        idempotent_sends: bool = True,
     ) -> None:
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
@@ -268,7 +265,7 @@ class A2AServer:
             ),
             extensions=self.extensions,
             extended_card=extended_card,
-            idempotent_sends=idempotent_sends,
+            idempotent_sends=self.recovery.idempotent_sends,
         )
         most = self.stream_options.max_streams_per_peer
         #: Streams open per client address (``None``: not limited); see ``_peers``.
