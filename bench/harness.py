@@ -94,3 +94,24 @@ async def admin(url: str, statement: str) -> Any:
             return result.scalar() if result.returns_rows else None
     finally:
         await engine.dispose()
+
+
+#: The messageId of a request template that load generators replace in each request
+#: (`loadgen.fresh_ids`, `FRESH_IDS_LUA`), so that each request is new work for a server
+#: that deduplicates a message sent again (ours does by default).
+MESSAGE_ID = "m-0000000000"
+
+#: A wrk script's tail that sends ``wrk.body`` with a new messageId of the same length in
+#: each request, in place of `MESSAGE_ID`.
+FRESH_IDS_LUA = """
+local marker = "m-0000000000"
+local cut = string.find(wrk.body, marker, 1, true)
+if cut then
+  local head, tail = string.sub(wrk.body, 1, cut + 1), string.sub(wrk.body, cut + 12)
+  local run, n = math.random(0, 65535), 0
+  request = function()
+    n = (n + 1) % 1000000
+    return wrk.format(nil, nil, nil, head .. string.format("%04x%06d", run, n) .. tail)
+  end
+end
+"""

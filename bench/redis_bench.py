@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from harness import ServerProcess, free_port, pinned
+from harness import FRESH_IDS_LUA, MESSAGE_ID, ServerProcess, free_port, pinned
 
 from a2a_core.server import StreamOptions
 
@@ -141,9 +141,13 @@ class Server(ServerProcess):
         super().__init__(command, port, log_prefix="redis-bench-", name="server")
 
 
-def send_body(text: str, *, immediately: bool = False) -> bytes:
+def send_body(text: str, *, immediately: bool = False, message_id: str = "") -> bytes:
     params: dict[str, Any] = {
-        "message": {"messageId": uuid.uuid4().hex, "role": "ROLE_USER", "parts": [{"text": text}]}
+        "message": {
+            "messageId": message_id or uuid.uuid4().hex,
+            "role": "ROLE_USER",
+            "parts": [{"text": text}],
+        }
     }
     if immediately:
         params["configuration"] = {"returnImmediately": True}
@@ -154,10 +158,12 @@ def send_body(text: str, *, immediately: bool = False) -> bytes:
 
 def wrk(url: str, duration: float, connections: int) -> dict[str, float]:
     """SendMessage requests/s from wrk (one thread), after a short warm-up."""
-    body = send_body("hello").decode()
+    body = send_body("hello", message_id=MESSAGE_ID).decode()  # a new one per request
     headers = "".join(f'wrk.headers["{k}"] = "{v}"\n' for k, v in V1.items())
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\n{headers}')
+        script.write(
+            f'wrk.method = "POST"\nwrk.body = {json.dumps(body)}\n{headers}{FRESH_IDS_LUA}'
+        )
     try:
         base = [*pinned(1), "wrk", "-t1", f"-c{connections}", "-s", script.name, "--latency"]
         subprocess.run([*base, "-d2s", url + "/"], check=True, capture_output=True)

@@ -41,6 +41,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+# The messageId of the request templates, which the load generators replace in each request
+# (`loadgen.fresh_ids`, the wrk script): every request is new work.
+from harness import FRESH_IDS_LUA, MESSAGE_ID
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 DOCS_PAGE = ROOT / "docs" / "benchmarks.md"
@@ -135,12 +139,6 @@ SCENARIOS: tuple[Scenario, ...] = (
 CARD_PATH = "/.well-known/agent-card.json"
 JSON_V1 = {"Content-Type": "application/json", "A2A-Version": "1.0"}
 SSE_V1 = {**JSON_V1, "Accept": "text/event-stream"}
-
-
-#: The messageId of the request templates: the load generators put a new one of the same
-#: length in each request (`loadgen.fresh_ids`, the wrk script), so that every request is new
-#: work (a server deduplicates a message sent again, as ours does by default).
-MESSAGE_ID = "m-0000000000"
 
 
 def _message(text: str, *, v03: bool = False) -> dict[str, Any]:
@@ -361,17 +359,7 @@ WRK_SCRIPT = """\
 wrk.method = {method}
 wrk.body = {body}
 {headers}
--- A new messageId of the same length in each request (see MESSAGE_ID in bench/run.py).
-local marker = "m-0000000000"
-local cut = string.find(wrk.body, marker, 1, true)
-if cut then
-  local head, tail = string.sub(wrk.body, 1, cut + 1), string.sub(wrk.body, cut + 12)
-  local run, n = math.random(0, 65535), 0
-  request = function()
-    n = (n + 1) % 1000000
-    return wrk.format(nil, nil, nil, head .. string.format("%04x%06d", run, n) .. tail)
-  end
-end
+{fresh_ids}
 done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format(
@@ -401,6 +389,7 @@ def run_wrk(
         method=_lua_string(template["method"]),
         body=_lua_string(template.get("body") or ""),
         headers=headers,
+        fresh_ids=FRESH_IDS_LUA,
     )
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(script)

@@ -103,7 +103,12 @@ def send_request() -> dict[str, Any]:
         "id": 1,
         "method": "SendMessage",
         "params": {
-            "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}
+            # `loadgen.fresh_ids` puts a new messageId in its place in each request.
+            "message": {
+                "messageId": "m-0000000000",
+                "role": "ROLE_USER",
+                "parts": [{"text": "hello"}],
+            }
         },
     }
     return {
