@@ -115,6 +115,7 @@ class ServerState:
     """What the handlers of one server share, built once by `A2AServer`."""
 
     __slots__ = (
+        "_holds_now",
         "authorize_task",
         "background",
         "extended_card",
@@ -151,6 +152,9 @@ class ServerState:
         self.protocol = protocol
         #: Whether a message sent again is answered with what it started (``_idempotency``).
         self.idempotent_sends = idempotent_sends
+        # A store that can tell without waiting that a task is not there (the in-memory
+        # one) spares a send's look for its copy the read (nearly every send is new).
+        self._holds_now: Callable[[str], bool] | None = getattr(storage.store, "holds_now", None)
         self.storage = storage
         self.runtime = runtime
         self.guards = guards
@@ -301,11 +305,15 @@ class ServerState:
                 raise UnsupportedOperationError("The task is still processing a message")
         elif self.idempotent_sends and message.message_id:
             derived_id = task_id_for(call.tenant, owner, message.message_id)
-            sent, taken = await self._sent_before(call, derived_id, owner, message)
-            if sent is not None:
-                return sent
-            if taken:
-                derived_id = ""  # the messageId was reused for another message: a new task
+            holds_now = self._holds_now
+            if holds_now is None or holds_now(derived_id) or derived_id in self.runtime.executions:
+                # It may have been sent before (most sends are new: a store that can tell at
+                # once that the task is not there spares them the look).
+                sent, taken = await self._sent_before(call, derived_id, owner, message)
+                if sent is not None:
+                    return sent
+                if taken:
+                    derived_id = ""  # the messageId was reused for another message: a new task
         task_id = existing.id if existing else (derived_id or new_id())
         context_id = existing.context_id if existing else (message.context_id or new_id())
         message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)

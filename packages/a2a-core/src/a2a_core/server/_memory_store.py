@@ -238,6 +238,12 @@ class InMemoryTaskStore(ImmediateTaskStore):
         """Bytes of the encoded terminal tasks held now: what ``max_terminal_bytes`` bounds."""
         return self._terminal_bytes
 
+    def holds_now(self, task_id: str) -> bool:
+        """Whether a task of this id may be stored (expired ones not yet evicted count):
+        a check without waiting, for the server's look for a message sent again, which
+        then reads the task only when it may be there."""
+        return task_id in self._records
+
     # -- the TaskStore protocol ----------------------------------------------------------
 
     async def get(self, task_id: str) -> StoredTask | None:
