@@ -53,7 +53,7 @@ def test_a_replica_restarted_under_its_own_id_takes_its_tasks_back(
             assert task["status"]["message"]["parts"][0]["text"] == RESTART_TEXT
         else:
             assert task["status"]["state"] == "TASK_STATE_COMPLETED"
-            assert task["metadata"]["a2a.execution"] == {"attempt": 2, "lost": 1}
+            assert task["metadata"]["a2a.execution"] == {"attempt": 2, "lost": 1, "epoch": 2}
             steps = [step for step, _ in step_chunks(task)]
             assert sorted(set(steps)) == list(range(1, STEPS + 1))
 
@@ -113,7 +113,7 @@ def test_a_paused_replica_writes_nothing_after_the_takeover(
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert after == task
     assert step_chunks(task) == [(step, 2) for step in range(1, STEPS + 1)]
-    assert "taken over by attempt 2" in a.output()
+    assert "taken over by epoch 2" in a.output()
 
 
 @pytest.mark.parametrize("policy", ["retry", "resume"])

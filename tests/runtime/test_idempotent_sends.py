@@ -174,3 +174,51 @@ async def test_idempotent_sends_can_be_turned_off() -> None:
             again = await client.result("SendMessage", send("hi", "m-1"))
     assert agent.runs == 2
     assert first["task"]["id"] != again["task"]["id"]
+
+
+async def test_the_first_message_sent_again_while_a_follow_up_runs_is_not_run_again() -> None:
+    runs: list[str] = []
+    release = anyio.Event()
+
+    async def agent(ctx: TaskContext) -> str | InputRequired:
+        runs.append(ctx.text)
+        if not ctx.is_follow_up:
+            return InputRequired("your name?")
+        await release.wait()
+        return f"hello {ctx.text}"
+
+    server = A2AServer(agent, card=make_card())
+    with anyio.fail_after(HANG_GUARD):
+        async with server:
+            client = Client(server)
+            first = send("hi", "m-1")
+            task_id = (await client.result("SendMessage", first))["task"]["id"]
+            follow_up = {
+                "message": user_message("Ada", mid="m-2", task_id=task_id),
+                "configuration": {"returnImmediately": True},
+            }
+            await client.result("SendMessage", follow_up)
+            # While the follow-up runs: the first message again, and the follow-up again.
+            again = await client.result("SendMessage", send("hi", "m-1", returnImmediately=True))
+            copy = await client.result("SendMessage", follow_up)
+            release.set()
+            done = await client.result("SendMessage", send("hi", "m-1"))
+    assert runs == ["hi", "Ada"]
+    assert again["task"]["id"] == copy["task"]["id"] == task_id
+    assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_after_the_window_the_same_message_is_new_work() -> None:
+    agent = Counting()
+    server = A2AServer(agent, card=make_card(), recovery=RecoveryPolicy(idempotency_window=0.2))
+    with anyio.fail_after(HANG_GUARD):
+        async with server:
+            client = Client(server)
+            first = await client.result("SendMessage", send("probe", "fixed"))
+            soon = await client.result("SendMessage", send("probe", "fixed"))
+            await anyio.sleep(0.4)
+            later = await client.result("SendMessage", send("probe", "fixed"))
+    assert agent.runs == 2
+    assert soon["task"]["id"] == first["task"]["id"] != later["task"]["id"]
+    with pytest.raises(ValueError, match="idempotency_window"):
+        RecoveryPolicy(idempotency_window=0)

@@ -23,6 +23,7 @@ from a2a_core.server import (
     CheckpointTooLargeError,
     ExecutionGuards,
     InMemoryBackend,
+    InputRequired,
     Recovery,
     RecoveryPolicy,
     TaskContext,
@@ -92,7 +93,7 @@ async def test_another_replica_claims_the_next_attempt_and_the_first_is_fenced()
     assert seen["checkpoint"] == {"next": 2, "done": ["a"]}
     finished = done.task
     assert [a.parts[0].text for a in finished.artifacts] == ["done by attempt 2"]
-    assert finished.metadata["a2a.execution"] == {"attempt": 2, "lost": 1}
+    assert finished.metadata["a2a.execution"] == {"attempt": 2, "lost": 1, "epoch": 2}
     assert finished.metadata["a2a.checkpoint"] == {"next": 3}
     said = [m.parts[0].text for m in finished.history]
     assert "Attempt 2 starts: the first replica was lost." in said
@@ -261,3 +262,60 @@ async def test_recoveries_are_counted_by_outcome() -> None:
         for p in m.data.data_points
     ]
     assert points == [({"a2a.recovery.outcome": "retried"}, 1)]
+
+
+async def test_a_follow_up_after_a_recovery_counts_its_attempts_afresh() -> None:
+    backend = GeneralPathBackend()
+    started = anyio.Event()
+    seen: list[tuple[str, int, Any]] = []
+
+    async def agent(ctx: TaskContext) -> Any:
+        seen.append((ctx.text, ctx.attempt, ctx.checkpoint_value))
+        if ctx.is_follow_up:
+            return f"hello {ctx.text}"
+        if ctx.attempt == 1:
+            await ctx.checkpoint({"asked": False})
+            started.set()
+            await anyio.sleep(HANG_GUARD)
+        return InputRequired("your name?")
+
+    first = A2AServer(agent, card=make_card(), backend=backend, recovery="resume")
+    second = A2AServer(agent, card=make_card(), backend=backend, recovery="resume")
+    with anyio.fail_after(HANG_GUARD):
+        async with first, second:
+            task = (await Client(first).result("SendMessage", immediate()))["task"]
+            await started.wait()
+            assert await second.recover_task(task["id"], "lost.")
+            await wait_for_state(second, task["id"], TaskState.INPUT_REQUIRED)
+            first.cancel_local_execution(task["id"])
+            answer = {"message": user_message("Ada", mid="m2", task_id=task["id"])}
+            done = await Client(second).result("SendMessage", answer)
+    assert seen == [("go", 1, None), ("go", 2, {"asked": False}), ("Ada", 1, None)]
+    assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["task"]["metadata"]["a2a.execution"] == {"attempt": 1, "lost": 0, "epoch": 2}
+    assert "a2a.checkpoint" not in done["task"]["metadata"]
+
+
+async def test_a_task_that_moved_on_or_a_stopping_server_is_not_recovered() -> None:
+    backend = InMemoryBackend()
+    runs: list[int] = []
+
+    async def agent(ctx: TaskContext) -> Any:
+        runs.append(ctx.attempt)
+        return InputRequired("your name?")
+
+    first = A2AServer(agent, card=make_card(), backend=backend, recovery="retry")
+    second = A2AServer(agent, card=make_card(), backend=backend, recovery="retry")
+    with anyio.fail_after(HANG_GUARD):
+        async with first, second:
+            task = (await Client(first).result("SendMessage", {"message": user_message("go")}))[
+                "task"
+            ]
+            assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+            assert not await second.recover_task(task["id"], "lost.")  # it asked: not lost
+            await second.shutdown()
+            assert not second.recoverer.accepting
+            assert not await second.recover_task(task["id"], "lost.")
+        stored = await backend.store.get(task["id"])
+    assert runs == [1]
+    assert stored is not None and stored.task.status.state is TaskState.INPUT_REQUIRED

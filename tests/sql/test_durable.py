@@ -52,7 +52,7 @@ def test_a_restart_after_kill_9_runs_the_next_attempt(
     for task in done.values():
         assert task["status"]["state"] == "TASK_STATE_COMPLETED", task["status"]
         assert task["status"]["message"]["parts"][0]["text"] == "done after 2 attempts"
-        assert task["metadata"]["a2a.execution"] == {"attempt": 2, "lost": 1}
+        assert task["metadata"]["a2a.execution"] == {"attempt": 2, "lost": 1, "epoch": 2}
         chunks = step_chunks(task)
         if policy == "retry":  # from step 1 again: the artifact of the same id restarted
             assert chunks == [(step, 2) for step in range(1, STEPS + 1)]
@@ -192,7 +192,7 @@ def test_a_paused_replica_writes_nothing_after_the_takeover(
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert after == task
     assert step_chunks(task) == [(step, 2) for step in range(1, STEPS + 1)]
-    assert "taken over by attempt 2" in a.output()
+    assert "taken over by epoch 2" in a.output()
 
 
 def _follow(

@@ -89,22 +89,38 @@ _CLAIM: Final = (
     LUA_INDEX
     + r"""
 -- KEYS[1] replicas; ARGV: me, claim_ms, prefix
--- -> {dead replica, its running tasks, 1 if it handed them off (score 0) else 0} or nil
+-- -> {dead replica, its running tasks, 1 if it handed them off (score 0) else 0,
+--     the claim's score} or nil
 local now = now_ms()
 local dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 8, 'WITHSCORES')
 for i = 1, #dead, 2 do
   local r = dead[i]
   if r ~= ARGV[1] then
     -- Claimed for claim_ms: if this reaper dies too, another one retries after that.
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), r)
+    local claim = now + tonumber(ARGV[2])
+    redis.call('ZADD', KEYS[1], claim, r)
     local handed_off = 0
     if tonumber(dead[i + 1]) == 0 then handed_off = 1 end
-    return {r, redis.call('SMEMBERS', ARGV[3] .. 'owned:' .. r), handed_off}
+    return {r, redis.call('SMEMBERS', ARGV[3] .. 'owned:' .. r), handed_off, tostring(claim)}
   end
 end
 return false
 """
 )
+
+_REAPED: Final = r"""
+-- KEYS[1] replicas; ARGV: dead replica, prefix, the claim's score -> 1 if it was let go
+-- A reaped replica leaves the set only if the lease is still this reaper's claim (it did
+-- not come back under its own id, renewing it) and no task is left in its set (each
+-- recovered task moved to its new runner's set; one whose recovery failed stays, and the
+-- claim running out lets the next reaper try again).
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[3]) then return 0 end
+if redis.call('SCARD', ARGV[2] .. 'owned:' .. ARGV[1]) > 0 then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', ARGV[2] .. 'owned:' .. ARGV[1], ARGV[2] .. 'wake:' .. ARGV[1])
+return 1
+"""
 
 _RELEASE: Final = r"""
 -- KEYS[1] replicas; ARGV: replica, prefix, forget_tasks ('1': drop what is left)
@@ -228,6 +244,7 @@ class RedisBackend:
         self._refresh = Script(redis, _REFRESH)
         self._claim = Script(redis, _CLAIM)
         self._release = Script(redis, _RELEASE)
+        self._reaped = Script(redis, _REAPED)
         #: Tasks this replica recovered because their replica was lost or handed them off
         #: (failed, or run again; for tests and metrics).
         self.reaped = 0
@@ -390,7 +407,8 @@ class RedisBackend:
                 except REDIS_DOWN:
                     raise
                 except Exception:
-                    # Left in the dead replica's set: the next reaper round tries again.
+                    # Left in the dead replica's set, which keeps its claimed lease: the next
+                    # reaper tries again once the claim runs out.
                     logger.exception("could not fail task %s of lost replica %s", task_id, dead)
 
         async with anyio.create_task_group() as group:
@@ -400,7 +418,8 @@ class RedisBackend:
             taken = await worker.take_over(dead)
             if taken:
                 logger.info("took over %d push jobs of replica %s", taken, dead)
-        await self._release(keys=[self.keys.replicas], args=[dead, self.keys.prefix, "1"])
+        claim = bytes(found[3]).decode()
+        await self._reaped(keys=[self.keys.replicas], args=[dead, self.keys.prefix, claim])
         return True
 
     async def _recover(
@@ -438,17 +457,18 @@ class RedisBackend:
         recovered = 0
         names = (m.decode() if isinstance(m, bytes) else m for m in members)
         for task_id in sorted(names):
-            try:
-                stored = await self.store.get(task_id)
-                if stored is None or stored.task.status.state not in RUNNING_STATES:
-                    await self.redis.srem(self.keys.owned(self.replica_id), task_id)
-                    continue
-                if await server.recover_task(
-                    task_id, RESTARTED_REASON, lost=not handed_off, fail_text=RESTART_TEXT
-                ):
-                    recovered += 1
-            except Exception:
-                logger.exception("could not recover task %s of the previous run", task_id)
+            delay = 0.1
+            while True:
+                try:
+                    if await self._recover_own(server, task_id, handed_off):
+                        recovered += 1
+                    break
+                except REDIS_DOWN:  # the next try, once Redis answers: no task is skipped
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, 2.0)
+                except Exception:
+                    logger.exception("could not recover task %s of the previous run", task_id)
+                    break
         self.recovered_at_start = recovered
         if recovered:
             logger.warning(
@@ -456,6 +476,15 @@ class RedisBackend:
                 recovered,
                 self.replica_id,
             )
+
+    async def _recover_own(self, server: ServerHandle, task_id: str, handed_off: bool) -> bool:
+        stored = await self.store.get(task_id)
+        if stored is None or stored.task.status.state not in RUNNING_STATES:
+            await self.redis.srem(self.keys.owned(self.replica_id), task_id)
+            return False
+        return await server.recover_task(
+            task_id, RESTARTED_REASON, lost=not handed_off, fail_text=RESTART_TEXT
+        )
 
     # -- cancel across replicas ----------------------------------------------------------
 

@@ -374,8 +374,8 @@ class OpenTelemetryObserver:
         self.backend_duration.record(seconds, self.attributes(*key))
 
     def execution_recovered(self, task_id: str, outcome: str, attempt: int) -> None:
-        """Counted by outcome; an event on the current span (the claim's) names the task
-        and the attempt that starts, so a trace shows where each attempt began."""
+        """Counted by outcome; when a span is current (a recovery made inside a traced
+        operation), an event on it names the task and the attempt."""
         self.recoveries.add(1, ("a2a.recovery.outcome", outcome))
         span = trace.get_current_span()
         if span.is_recording():

@@ -49,12 +49,13 @@ from a2a_core.server._options import PushOptions, StreamOptions
 from a2a_core.server._ownership import TaskOwner
 from a2a_core.server._push import PushConfigLimitError, PushConfigStore
 from a2a_core.server._push_secrets import redact_push_config
+from a2a_core.server._recovery import epoch_of
 from a2a_core.server._runtime import Execution, Runtime
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import InvalidPageTokenError, StoredTask, TaskQuery
 from a2a_core.server._streams import EventHook, FirstEvent, StreamSource, stream_frames
 from a2a_core.server._webhook_guard import WebhookUrlRefusedError
-from a2a_core.server._writes import TaskWriter
+from a2a_core.server._writes import TaskWriter, utc_now
 from a2a_core.server.observe import CallObservation, NoOpObservation
 from a2a_core.types import (
     TERMINAL_STATES,
@@ -106,6 +107,8 @@ FOLLOW_UP_WAIT: Final = 2.0
 #: The states in which the task asked its caller for something: a follow-up that answers
 #: may wait for the agent that asked to return.
 _ASKING_STATES: Final = frozenset({TaskState.INPUT_REQUIRED, TaskState.AUTH_REQUIRED})
+#: The states of a task whose agent is at work.
+_RUNNING_STATES: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
 #: The observation of a call on a server nobody observes: every point costs one call of a
 #: method that does nothing.
 NO_OBSERVATION: Final = NoOpObservation()
@@ -116,11 +119,13 @@ class ServerState:
 
     __slots__ = (
         "_holds_now",
+        "_looking",
         "authorize_task",
         "background",
         "extended_card",
         "extensions",
         "guards",
+        "idempotency_window",
         "idempotent_sends",
         "protocol",
         "push",
@@ -148,6 +153,7 @@ class ServerState:
         extensions: Sequence[Extension],
         extended_card: ExtendedCard | None,
         idempotent_sends: bool = True,
+        idempotency_window: float | None = None,
     ) -> None:
         self.protocol = protocol
         #: Whether a message sent again is answered with what it started (``_idempotency``).
@@ -155,6 +161,10 @@ class ServerState:
         # A store that can tell without waiting that a task is not there (the in-memory
         # one) spares a send's look for its copy the read (nearly every send is new).
         self._holds_now: Callable[[str], bool] | None = getattr(storage.store, "holds_now", None)
+        #: Seconds after a task's last change that a copy of its message still counts.
+        self.idempotency_window = idempotency_window
+        #: The derived ids a send is looking up in the store now (`_derived_id`).
+        self._looking: dict[str, anyio.Event] = {}
         self.storage = storage
         self.runtime = runtime
         self.guards = guards
@@ -279,10 +289,12 @@ class ServerState:
         last_seq = 0
         owner = self.task_owner(call) if self.task_owner is not None else ""
         derived_id = ""
+        epoch = 1
         if message.task_id:
             stored = await self.load(call, message.task_id)
-            if self.idempotent_sends and find_sent(stored.task, message):
-                return stored  # this follow-up was recorded already: not run again
+            copy = self._copy_of_follow_up(stored, message)
+            if copy is not None:
+                return copy  # this follow-up was sent before: not run again
             running = self.runtime.executions.get(message.task_id)
             if running is not None and stored.task.status.state in _ASKING_STATES:
                 # An agent that asked for input may still be returning when the answer
@@ -293,7 +305,11 @@ class ServerState:
                     await running.done.wait()
                 if running.done.is_set():
                     stored = await self.load(call, message.task_id)
+                copy = self._copy_of_follow_up(stored, message)
+                if copy is not None:
+                    return copy  # a copy got there while this one waited
             existing, last_seq = stored.task, stored.last_seq
+            epoch = epoch_of(existing)
             if existing.status.state in TERMINAL_STATES:
                 raise UnsupportedOperationError(
                     f"Task is {existing.status.state.value}: start a new task in the same "
@@ -304,16 +320,9 @@ class ServerState:
             if message.task_id in self.runtime.executions:
                 raise UnsupportedOperationError("The task is still processing a message")
         elif self.idempotent_sends and message.message_id:
-            derived_id = task_id_for(call.tenant, owner, message.message_id)
-            holds_now = self._holds_now
-            if holds_now is None or holds_now(derived_id) or derived_id in self.runtime.executions:
-                # It may have been sent before (most sends are new: a store that can tell at
-                # once that the task is not there spares them the look).
-                sent, taken = await self._sent_before(call, derived_id, owner, message)
-                if sent is not None:
-                    return sent
-                if taken:
-                    derived_id = ""  # the messageId was reused for another message: a new task
+            derived_id, sent = await self._derived_id(call, owner, message)
+            if sent is not None:
+                return sent  # sent before: not run again
         task_id = existing.id if existing else (derived_id or new_id())
         context_id = existing.context_id if existing else (message.context_id or new_id())
         message = msgspec.structs.replace(message, task_id=task_id, context_id=context_id)
@@ -330,6 +339,8 @@ class ServerState:
             configuration=config,
             call=call,
             owner=owner,
+            epoch=epoch,
+            idempotent=self.idempotent_sends,
         )
         # A non-blocking send, and a follow-up, answer with the task: it is created (or
         # the follow-up recorded) before the agent is asked.
@@ -346,32 +357,89 @@ class ServerState:
         background.start(execution)
         return execution
 
-    async def _sent_before(
-        self, call: Call, task_id: str, owner: str, message: Message
-    ) -> tuple[Execution | StoredTask | None, bool]:
-        """What a new message sent again started, if it was (the execution running it on
-        this replica, or its task as stored), and whether its derived id is taken (see
-        ``_idempotency``)."""
-        stored = await self.storage.store.get(task_id)
-        # Nothing awaits from here until a new execution is registered: a copy of this
-        # message running on this replica is in the registry now, or will find this one.
-        running = self.runtime.executions.get(task_id)
-        if running is not None:
-            same = same_message(running.invocation.message, message)
-            return (running if same else None), True
-        if stored is None:
-            return None, False
-        first = stored.task.history[0] if stored.task.history else None
-        if (
-            stored.tenant != call.tenant
-            or stored.owner != owner
-            or first is None
-            or first.message_id != message.message_id
-            or not same_message(first, message)
-            or not await self.authorized("send", stored.task, call)
-        ):
-            return None, True
-        return stored, True
+    def _copy_of_follow_up(
+        self, stored: StoredTask, message: Message
+    ) -> Execution | StoredTask | None:
+        """What a follow-up sent again started (``_idempotency``): its execution running
+        here, or its task, once the message is recorded in it; ``None``: it is new."""
+        if not self.idempotent_sends:
+            return None
+        running = self.runtime.executions.get(stored.task.id)
+        if running is not None and running.invocation.task is not None:
+            sent = running.invocation.message
+            if sent.message_id == message.message_id and same_message(sent, message):
+                return running
+        if find_sent(stored.task, message) and self._recent(stored.task):
+            return stored
+        return None
+
+    async def _derived_id(
+        self, call: Call, owner: str, message: Message
+    ) -> tuple[str, Execution | StoredTask | None]:
+        """The id of the task a new message starts (derived from its key, or random when
+        that id is taken by another message), or what the message started if it was sent
+        before: its execution running here, or its task (see ``_idempotency``)."""
+        derived = task_id_for(call.tenant, owner, message.message_id)
+        holds_now = self._holds_now
+        if holds_now is not None and not holds_now(derived):
+            # Nearly every send: the store tells at once that the task is not there, and
+            # nothing awaits from here until this message's execution is registered.
+            return self._first_copy(derived, message)
+        # One look per id at a time on this replica: a copy that ran start to finish while
+        # another read the store would be missed by that read, never by the next one.
+        while (looking := self._looking.get(derived)) is not None:
+            await looking.wait()
+        self._looking[derived] = looking = anyio.Event()
+        try:
+            stored = await self.storage.store.get(derived)
+            running = self.runtime.executions.get(derived)
+            if running is not None and running.invocation.task is None:
+                return self._first_copy(derived, message)
+            if stored is None:
+                return derived, None
+            if await self._same_first_message(call, owner, stored, message):
+                return derived, running or stored
+            return new_id(), None  # the messageId was used for another message: a new task
+        finally:
+            # Woken waiters run after this send registered its execution (no await before).
+            del self._looking[derived]
+            looking.set()
+
+    def _first_copy(
+        self, derived: str, message: Message
+    ) -> tuple[str, Execution | StoredTask | None]:
+        """The derived id, or the execution of a copy of ``message`` running under it."""
+        running = self.runtime.executions.get(derived)
+        if running is None:
+            return derived, None
+        if running.invocation.task is None and same_message(running.invocation.message, message):
+            return derived, running
+        return new_id(), None  # another message runs under that id
+
+    async def _same_first_message(
+        self, call: Call, owner: str, stored: StoredTask, message: Message
+    ) -> bool:
+        """Whether ``stored`` is the task ``message`` started, recently enough."""
+        history = stored.task.history
+        first = history[0] if history else None
+        return (
+            stored.tenant == call.tenant
+            and stored.owner == owner
+            and first is not None
+            and first.message_id == message.message_id
+            and same_message(first, message)
+            and self._recent(stored.task)
+            and await self.authorized("send", stored.task, call)
+        )
+
+    def _recent(self, task: Task) -> bool:
+        """Whether a copy of a message of ``task`` still counts as one: while the task runs,
+        and for ``idempotency_window`` seconds after its last change."""
+        window = self.idempotency_window
+        stamp = task.status.timestamp
+        if window is None or stamp is None or task.status.state in _RUNNING_STATES:
+            return True
+        return (utc_now() - stamp).total_seconds() <= window
 
     async def sent_reply(
         self, request: SendMessageRequest, stored: StoredTask

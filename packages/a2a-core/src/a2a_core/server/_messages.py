@@ -111,5 +111,10 @@ class Invocation(msgspec.Struct, frozen=True):
     """The owner key the task records (see `a2a_core.server._ownership`)."""
     attempt: int = 1
     """Which run of the agent for this message this is, 1-based (see ``_recovery``)."""
+    epoch: int = 1
+    """The epoch of this run: what its writes are fenced at (see ``_recovery``)."""
+    idempotent: bool = False
+    """A copy of this message is answered with what it started (``_idempotency``): a
+    follow-up already recorded by a copy is not recorded again."""
     checkpoint: Any = None
     """What the previous attempt checkpointed, handed to this one (``resume``)."""

@@ -37,9 +37,16 @@ from a2a_core.server._recovery import (
 from a2a_core.server._runtime import Execution, Runtime
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import StoredTask
-from a2a_core.server._writes import TaskWriter
+from a2a_core.server._writes import TaskWriter, utc_now
 from a2a_core.server.observe import report_recovery
-from a2a_core.types import SendMessageRequest, TaskState
+from a2a_core.types import (
+    SendMessageRequest,
+    StreamResponse,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
 
 __all__ = ["GAVE_UP_TEXT", "Recoverer"]
 
@@ -49,6 +56,10 @@ logger = logging.getLogger("a2a_core.server")
 GAVE_UP_TEXT: Final = "The task was failed after {attempts} attempt(s) lost (the server's limit)."
 #: The states of a task whose execution may be lost (others are interrupted or final).
 _RUNNING: Final = frozenset({TaskState.SUBMITTED, TaskState.WORKING})
+
+
+class _MovedOnError(Exception):
+    """The task is no longer running: its execution was not lost after all."""
 
 
 class Recoverer:
@@ -66,24 +77,28 @@ class Recoverer:
         #: Attempts claimed before the server ran (a backend's restart rule runs as its
         #: service starts): started with the server (`start_waiting`).
         self._waiting: list[tuple[Invocation, TaskWriter]] = []
-        #: What happened, for tests and metrics: claimed, gave_up.
-        self.counts: dict[str, int] = {"claimed": 0, "gave_up": 0}
+        #: What happened, for tests and metrics: claimed, failed, gave_up.
+        self.counts: dict[str, int] = {"claimed": 0, "failed": 0, "gave_up": 0}
+        #: Whether lost executions are claimed here: not once the server is stopping (its
+        #: attempts would be cut short; a live replica, or the next start, takes them).
+        self.accepting = True
 
     async def recover(
         self, task_id: str, reason: str, *, lost: bool, fail_text: str | None = None
     ) -> bool:
         """Claim and start the next attempt of ``task_id`` (or fail it: under ``fail``, or
         past ``max_attempts``); ``False`` when there was nothing to do here (the task ended,
-        runs here, or another replica claimed it first)."""
-        if task_id in self._runtime.executions:
-            return False  # it runs here: not lost
+        moved on, runs here, another replica claimed it first, or this server is stopping
+        and leaves it to another)."""
+        if task_id in self._runtime.executions or not self.accepting:
+            return False  # it runs here: not lost; or stopping: a live replica takes it
         stored = await self._storage.store.get(task_id)
         if stored is None or stored.task.status.state not in _RUNNING:
             return False
-        attempt, lost_before = execution_record(stored.task)
+        record = execution_record(stored.task)
         writer = TaskWriter(self._storage, stored)
-        writer.epoch = attempt  # the claim is fenced at the attempt read
-        losses = lost_before + (1 if lost else 0)
+        writer.epoch = record.epoch  # the claim is fenced at the epoch read
+        losses = record.lost + (1 if lost else 0)
         message = message_to_rerun(stored.task)
         if not self.policy.recovers or message is None or losses >= self.policy.max_attempts:
             text = fail_text or reason
@@ -91,25 +106,58 @@ class Recoverer:
             if self.policy.recovers:
                 text = f"{text} {GAVE_UP_TEXT.format(attempts=losses)}"
                 outcome = "gave_up"
-                self.counts["gave_up"] += 1
-            failed = await writer.status(TaskState.FAILED, self._message(stored, text))
+            failed = await self._claim(writer, TaskState.FAILED, text, None)
             if failed:
-                self._report(task_id, outcome, attempt)
+                self.counts[outcome] = self.counts.get(outcome, 0) + 1
+                self._report(task_id, outcome, record.attempt)
             return failed
-        next_attempt = attempt + 1
-        claimed = await writer.status(
+        attempt, epoch = record.attempt + 1, record.epoch + 1
+        claimed = await self._claim(
+            writer,
             TaskState.WORKING,
-            self._message(stored, f"Attempt {next_attempt} starts: {reason}"),
-            {EXECUTION_KEY: {"attempt": next_attempt, "lost": losses}},
+            f"Attempt {attempt} starts: {reason}",
+            {EXECUTION_KEY: {"attempt": attempt, "lost": losses, "epoch": epoch}},
         )
         if not claimed:
-            return False  # another replica claimed it, or it ended meanwhile
+            return False  # another replica claimed it, or it moved on meanwhile
         self.counts["claimed"] += 1
-        logger.info("task %s: attempt %d claimed here (%s)", task_id, next_attempt, reason)
+        logger.info("task %s: attempt %d claimed here (%s)", task_id, attempt, reason)
         resumed = self.policy.mode is Recovery.RESUME
-        self._report(task_id, "resumed" if resumed else "retried", next_attempt)
-        self._start(self._invocation(writer.stored, message, next_attempt), writer)
+        self._report(task_id, "resumed" if resumed else "retried", attempt)
+        self._start(self._invocation(writer.stored, message, attempt, epoch), writer)
         return True
+
+    async def _claim(
+        self,
+        writer: TaskWriter,
+        state: TaskState,
+        text: str,
+        metadata: dict[str, Any] | None,
+    ) -> bool:
+        """One write of the lost execution's task, applied only while the task is still
+        running at the epoch read: a task that moved on meanwhile (its runner was only
+        slow: it answered, or asked for input) is left alone."""
+        task = writer.task
+        update = TaskStatusUpdateEvent(
+            task_id=task.id,
+            context_id=task.context_id,
+            status=TaskStatus(
+                state=state,
+                message=agent_message(text, task_id=task.id, context_id=task.context_id),
+                timestamp=utc_now(),
+            ),
+            metadata=metadata or {},
+        )
+
+        def still_running(current: Task) -> Task:
+            if current.status.state not in _RUNNING:
+                raise _MovedOnError
+            return current
+
+        try:
+            return await writer.emit(StreamResponse(status_update=update), before=still_running)
+        except _MovedOnError:
+            return False
 
     def _report(self, task_id: str, outcome: str, attempt: int) -> None:
         observer = self._storage.observer
@@ -134,10 +182,10 @@ class Recoverer:
         self._runtime.register(execution)
         background.start(execution)
 
-    def _invocation(self, stored: StoredTask, message: Any, attempt: int) -> Invocation:
-        """What the next attempt is asked: the client's last message, as a follow-up of the
-        task as it stands. The original call is gone with its process: the attempt sees no
-        identity and no call metadata, only the tenant."""
+    def _invocation(self, stored: StoredTask, message: Any, attempt: int, epoch: int) -> Invocation:
+        """What the next attempt is asked: the client's last message, on the task as it
+        stands. The original call is gone with its process: the attempt sees no identity
+        and no call metadata, only the tenant."""
         task = stored.task
         tenant = stored.tenant
         call = Call(
@@ -150,19 +198,18 @@ class Recoverer:
             tenant=tenant,
         )
         resume = self.policy.mode is Recovery.RESUME
+        # The first message answered again is no follow-up (``ctx.is_follow_up``); a
+        # follow-up's task before it is, near enough, the task as it stands.
+        first = bool(task.history) and task.history[0].message_id == message.message_id
         return Invocation(
             message=message,
             task_id=task.id,
             context_id=task.context_id,
-            task=task,
+            task=None if first else task,
             configuration=None,
             call=call,
             owner=stored.owner,
             attempt=attempt,
+            epoch=epoch,
             checkpoint=checkpoint_of(task) if resume else None,
         )
-
-    @staticmethod
-    def _message(stored: StoredTask, text: str) -> Any:
-        task = stored.task
-        return agent_message(text, task_id=task.id, context_id=task.context_id)

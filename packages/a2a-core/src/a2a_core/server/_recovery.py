@@ -17,13 +17,16 @@ running and asks the server to recover it (`A2AServer.recover_task`). The server
 The execution record lives in the task itself, so every backend keeps it with the same
 atomic, versioned write as the task (no schema of its own):
 
-- ``metadata["a2a.execution"]``: ``{"attempt": n, "lost": k}``, present from the second
-  attempt on. ``attempt`` (1-based) is also the execution's **epoch**: the next attempt is
-  claimed by one compare-and-set write of the task that raises it, which exactly one
-  replica wins, and a writer whose attempt is no longer the task's is fenced off (it writes
-  nothing more, and its agent is stopped). ``lost`` counts the attempts that ended with
-  their process lost (a crash); an attempt handed off by a clean stop is not counted.
-- ``metadata["a2a.checkpoint"]``: the agent's last checkpoint, a small JSON value.
+- ``metadata["a2a.execution"]``: ``{"attempt": n, "lost": k, "epoch": e}``, present from
+  the first recovery on. ``attempt`` (1-based) counts the runs of the agent for the
+  message it answers now; ``lost`` counts those that ended with their process lost (a
+  crash; an attempt handed off by a clean stop is not counted); both start again at a
+  follow-up message. ``epoch`` never goes back: the next attempt is claimed by one
+  compare-and-set write of the task that raises it, which exactly one replica wins, and a
+  writer whose epoch is no longer the task's is fenced off (it writes nothing more, and
+  its agent is stopped).
+- ``metadata["a2a.checkpoint"]``: the agent's last checkpoint for the message it answers
+  now (a small JSON value; dropped at a follow-up message).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
@@ -42,12 +45,14 @@ __all__ = [
     "DEFAULT_MAX_CHECKPOINT_BYTES",
     "EXECUTION_KEY",
     "CheckpointTooLargeError",
+    "ExecutionRecord",
     "Recovery",
     "RecoveryPolicy",
-    "attempt_of",
     "checkpoint_of",
     "encode_checkpoint",
+    "epoch_of",
     "execution_record",
+    "for_follow_up",
     "message_to_rerun",
 ]
 
@@ -78,14 +83,17 @@ class RecoveryPolicy:
     ``max_checkpoint_bytes``: the largest checkpoint, JSON-encoded
     (`CheckpointTooLargeError` past it).
     ``idempotent_sends``: a message sent again by the same caller (the same ``messageId``
-    and content, while its task is stored) is answered with what it started, and the agent
-    is not run again, whatever the mode (``False``: every send runs; see ``_idempotency``).
+    and content) is answered with what it started, and the agent is not run again,
+    whatever the mode (``False``: every send runs; see ``_idempotency``), while its task
+    runs and for ``idempotency_window`` seconds after its last change (``None``: as long as
+    the task is stored); later, the same message is new work.
     """
 
     mode: Recovery | str = Recovery.FAIL
     max_attempts: int = 3
     max_checkpoint_bytes: int = DEFAULT_MAX_CHECKPOINT_BYTES
     idempotent_sends: bool = True
+    idempotency_window: float | None = 600.0
 
     def __post_init__(self) -> None:
         try:
@@ -96,6 +104,9 @@ class RecoveryPolicy:
             raise ValueError("max_attempts must be at least 1")
         if self.max_checkpoint_bytes < 2:
             raise ValueError("max_checkpoint_bytes must be at least 2")
+        window = self.idempotency_window
+        if window is not None and not window > 0:
+            raise ValueError("idempotency_window must be a positive number of seconds, or None")
 
     @property
     def recovers(self) -> bool:
@@ -107,23 +118,48 @@ class CheckpointTooLargeError(ValueError):
     """A checkpoint over ``RecoveryPolicy.max_checkpoint_bytes``; nothing was stored."""
 
 
-def execution_record(task: Task) -> tuple[int, int]:
-    """``(attempt, lost)`` of the task's current execution: ``(1, 0)`` when it has no
-    record (the first attempt writes none)."""
+class ExecutionRecord(NamedTuple):
+    """The task's execution record (see the module docstring)."""
+
+    epoch: int
+    attempt: int
+    lost: int
+
+
+_FIRST: Final = ExecutionRecord(1, 1, 0)
+
+
+def _count(record: Mapping[str, Any], key: str, least: int) -> int:
+    value = record.get(key)
+    return value if isinstance(value, int) and value >= least else least
+
+
+def execution_record(task: Task) -> ExecutionRecord:
+    """The task's execution record: ``(1, 1, 0)`` when it has none (a first attempt writes
+    none)."""
     record = task.metadata.get(EXECUTION_KEY) if task.metadata else None
     if not isinstance(record, Mapping):
-        return 1, 0
-    attempt = record.get("attempt")
-    lost = record.get("lost")
-    return (
-        attempt if isinstance(attempt, int) and attempt >= 1 else 1,
-        lost if isinstance(lost, int) and lost >= 0 else 0,
+        return _FIRST
+    return ExecutionRecord(
+        _count(record, "epoch", 1), _count(record, "attempt", 1), _count(record, "lost", 0)
     )
 
 
-def attempt_of(task: Task) -> int:
-    """The attempt (the epoch) of the task's current execution, 1-based."""
-    return execution_record(task)[0]
+def epoch_of(task: Task) -> int:
+    """The epoch of the task's current execution, from 1."""
+    return execution_record(task).epoch
+
+
+def for_follow_up(task: Task) -> Task:
+    """``task`` as a follow-up message finds it: the attempts and losses counted afresh
+    (the epoch kept), and the previous message's checkpoint dropped."""
+    metadata = task.metadata
+    if not metadata or (EXECUTION_KEY not in metadata and CHECKPOINT_KEY not in metadata):
+        return task  # nearly every task: nothing recovered, nothing checkpointed
+    kept = {k: v for k, v in metadata.items() if k != CHECKPOINT_KEY}
+    if EXECUTION_KEY in metadata:
+        kept[EXECUTION_KEY] = {"attempt": 1, "lost": 0, "epoch": epoch_of(task)}
+    return msgspec.structs.replace(task, metadata=kept)
 
 
 def checkpoint_of(task: Task) -> Any:

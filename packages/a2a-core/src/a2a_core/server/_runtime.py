@@ -23,10 +23,11 @@ import anyio.from_thread
 import anyio.lowlevel
 import msgspec
 
-from a2a_core._protocol.errors import A2AError, InternalError
+from a2a_core._protocol.errors import A2AError, InvalidParamsError
 from a2a_core._protocol.lifecycle import ends_wait
 from a2a_core.server._agent import Agent, AuthRequired, InputRequired
 from a2a_core.server._context import TaskContext
+from a2a_core.server._idempotency import find_sent
 from a2a_core.server._limits import TaskLimitError
 from a2a_core.server._messages import Invocation, agent_message
 from a2a_core.server._outages import BackendUnavailableError
@@ -215,11 +216,15 @@ class Execution:
             if self._stop_text is not None:  # stopped by a guard before it wrote FAILED
                 await self._fail(None, self._stop_text)
         except TaskExistsError:
-            # A copy of this message created the task first (on another replica): this
-            # run is dropped, and the request answers with that task.
-            self.duplicate = await self._twin()
-            if self.duplicate is None:
-                self.error = InternalError()
+            # A copy of this message created the task (or recorded the follow-up) first,
+            # on another replica: this run is dropped, and the request answers with that.
+            twin = await self._twin()
+            if twin is not None and find_sent(twin.task, self.invocation.message):
+                self.duplicate = twin
+            else:  # another message under the same messageId won the race for the id
+                self.error = InvalidParamsError(
+                    "This messageId is in use for another message: send with a new one"
+                )
         except TaskLimitError as exc:
             raised = exc  # the task went over a limit: it failed saying so, the agent stops
         except A2AError as exc:
@@ -318,7 +323,7 @@ class Execution:
         return True
 
     def _watch(self, writer: TaskWriter) -> None:
-        writer.epoch = self.invocation.attempt
+        writer.epoch = self.invocation.epoch
         writer.settles = self.settled
         writer.on_lost = self._lost
         # The task as it stood when it came into existence (a follow-up: just recorded):

@@ -266,6 +266,7 @@ class A2AServer:
             extensions=self.extensions,
             extended_card=extended_card,
             idempotent_sends=self.recovery.idempotent_sends,
+            idempotency_window=self.recovery.idempotency_window,
         )
         most = self.stream_options.max_streams_per_peer
         #: Streams open per client address (``None``: not limited); see ``_peers``.
@@ -462,6 +463,7 @@ class A2AServer:
         await stack.__aenter__()
         try:
             self._warn_if_recovery_cannot_work()
+            self.recoverer.accepting = True  # a backend's restart rule may claim from now on
             if self._own_push_sender:
                 push = self.push_options
                 sender = WebhookPushSender(policy=push.webhook_policy, observer=self.observer)
@@ -522,6 +524,7 @@ class A2AServer:
             return
         done = self._shutdown_done = anyio.Event()
         self.stopping = True
+        self.recoverer.accepting = False  # what is lost now is left to a live replica
         if grace is None:
             grace = self.guard_options.shutdown_grace
         try:

@@ -44,11 +44,17 @@ from a2a_core._protocol.errors import (
 )
 from a2a_core._protocol.lifecycle import apply_event, ends_wait
 from a2a_core.server._events import EventLogClosedError, ImmediateEventLog
+from a2a_core.server._idempotency import find_sent
 from a2a_core.server._limits import TaskLimitError, TaskUsage
 from a2a_core.server._messages import Invocation, agent_message, new_id, to_parts
-from a2a_core.server._recovery import attempt_of
+from a2a_core.server._recovery import epoch_of, for_follow_up
 from a2a_core.server._storage import Storage
-from a2a_core.server._store import ConcurrentUpdateError, ImmediateTaskStore, StoredTask
+from a2a_core.server._store import (
+    ConcurrentUpdateError,
+    ImmediateTaskStore,
+    StoredTask,
+    TaskExistsError,
+)
 from a2a_core.server._sync import Signal
 from a2a_core.types import (
     TERMINAL_STATES,
@@ -288,7 +294,7 @@ class TaskWriter:
 
     def _superseded(self, fresh: StoredTask) -> bool:
         """Whether a later attempt claimed the task since this writer's execution began."""
-        return self.epoch != 0 and attempt_of(fresh.task) != self.epoch
+        return self.epoch != 0 and epoch_of(fresh.task) != self.epoch
 
     def _fenced(self, fresh: StoredTask) -> bool:
         """This writer's execution was taken over (its process lost its lease while paused
@@ -298,14 +304,14 @@ class TaskWriter:
         self._stored = fresh
         if self.on_lost is None:
             # Not an execution's writer: a recovery's claim that another replica won.
-            logger.debug("task %s: attempt %d claimed elsewhere", fresh.task.id, self.epoch + 1)
+            logger.debug("task %s: epoch %d claimed elsewhere", fresh.task.id, self.epoch + 1)
             return False
         logger.warning(
-            "task %s: attempt %d was taken over by attempt %d elsewhere; this execution "
+            "task %s: epoch %d was taken over by epoch %d elsewhere; this execution "
             "writes nothing more and its agent is stopped",
             fresh.task.id,
             self.epoch,
-            attempt_of(fresh.task),
+            epoch_of(fresh.task),
         )
         self.on_lost()
         return False
@@ -525,8 +531,14 @@ async def _follow_up(storage: Storage, invocation: Invocation) -> TaskWriter:
         raise UnsupportedOperationError("The task is no longer available")
     writer = TaskWriter(storage, existing)
     message = invocation.message
+    idempotent = invocation.idempotent
 
     def record_message(task: Task) -> Task:
+        if idempotent and find_sent(task, message):
+            # A copy of this follow-up (on another replica) recorded it first: this one is
+            # answered with what that one started (``Execution.duplicate``).
+            raise TaskExistsError(task.id)
+        task = for_follow_up(task)  # attempts counted afresh, the old checkpoint dropped
         history = list(task.history)
         if task.status.message is not None:
             history.append(task.status.message)  # the question before its answer
