@@ -41,6 +41,7 @@ from a2a_core.types import (
     Artifact,
     Message,
     Part,
+    SendMessageRequest,
     TaskState,
 )
 
@@ -219,7 +220,7 @@ class Execution:
             # A copy of this message created the task (or recorded the follow-up) first,
             # on another replica: this run is dropped, and the request answers with that.
             twin = await self._twin()
-            if twin is not None and find_sent(twin.task, self.invocation.message):
+            if twin is not None and find_sent(twin.task, self._as_sent()):
                 self.duplicate = twin
             else:  # another message under the same messageId won the race for the id
                 self.error = InvalidParamsError(
@@ -276,6 +277,14 @@ class Execution:
             writer.on_lost = None
             writer.settles = None
         self._scope = None
+
+    def _as_sent(self) -> Message:
+        """The client's message as it came (the invocation's has the ids the server filled
+        in, a context id it generated among them)."""
+        request = self.invocation.call.request
+        return (
+            request.message if isinstance(request, SendMessageRequest) else self.invocation.message
+        )
 
     async def _twin(self) -> StoredTask | None:
         with anyio.CancelScope(shield=True):
