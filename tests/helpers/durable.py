@@ -1,5 +1,6 @@
-"""The durable example (examples/durable.py) as server processes, and what the durability
-tests read of its tasks: shared by tests/sql/test_durable.py and tests/redis/test_durable.py.
+"""The durable example (examples/durable.py) as server processes, what the durability
+tests read of its tasks, and the scenarios of two replicas they run alike on PostgreSQL and
+on Redis: shared by tests/sql/test_durable.py and tests/redis/test_durable.py.
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,18 @@ import httpx
 
 from helpers.processes import ServerProcess
 
-__all__ = ["DURABLE", "Durable", "get_task", "send", "step_chunks", "wait_all", "wait_steps"]
+__all__ = [
+    "DURABLE",
+    "Durable",
+    "copies_run_once",
+    "get_task",
+    "paused_replica_writes_nothing",
+    "rolling_restart_fails_nothing",
+    "send",
+    "step_chunks",
+    "wait_all",
+    "wait_steps",
+]
 
 DURABLE = Path(__file__).parents[2] / "examples" / "durable.py"
 V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
@@ -96,3 +109,93 @@ def wait_steps(client: httpx.Client, url: str, task_ids: list[str], steps: int) 
     ):
         assert time.monotonic() < deadline, "the tasks did not make progress"
         time.sleep(0.05)
+
+
+# --- scenarios of two replicas, run the same on PostgreSQL and on Redis ---------------------
+
+
+def paused_replica_writes_nothing(log: Path, args: list[str], steps: int) -> None:
+    """Replica a is paused (SIGSTOP) past its lease while it runs a task, b takes the task
+    over, a goes on (SIGCONT) and is fenced: the task is b's second attempt alone."""
+    a = Durable(log, *args, "--replica-id", "a")
+    b = Durable(log, *args, "--replica-id", "b")
+    try:
+        with httpx.Client(timeout=10) as client:
+            task_id = send(client, a.url)
+            wait_steps(client, a.url, [task_id], 1)
+            a.pause()  # past its lease: b takes the task over
+            deadline = time.monotonic() + 20
+            while get_task(client, b.url, task_id).get("metadata", {}).get("a2a.execution") is None:
+                assert time.monotonic() < deadline, "b did not take the task over"
+                time.sleep(0.1)
+            a.resume()  # a wakes up mid-step and writes its next chunk: refused
+            task = wait_all(client, b.url, [task_id])[task_id]
+            time.sleep(1.0)  # what a would still write would land by now
+            after = get_task(client, b.url, task_id)
+    finally:
+        a.resume()
+        a.kill()
+        b.stop()
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert after == task
+    assert step_chunks(task) == [(step, 2) for step in range(1, steps + 1)]
+    assert "taken over by epoch 2" in a.output()
+
+
+def rolling_restart_fails_nothing(log: Path, args: list[str]) -> None:
+    """Two replicas stopped (SIGTERM) and started again in turn while sends go on to both:
+    every one of the 16 tasks completes."""
+    replicas = {name: Durable(log, *args, "--replica-id", name) for name in ("a", "b")}
+    task_ids: list[str] = []
+    try:
+        with httpx.Client(timeout=10) as client:
+            for name in ("a", "b"):
+                other = replicas["b" if name == "a" else "a"]
+                task_ids += [send(client, replicas[name].url) for _ in range(4)]
+                task_ids += [send(client, other.url) for _ in range(2)]
+                time.sleep(0.5)
+                replicas[name].stop()  # a deploy: SIGTERM, drain, hand off
+                task_ids += [send(client, other.url) for _ in range(2)]  # sends go on
+                replicas[name] = Durable(log, *args, "--replica-id", name)
+            done = wait_all(client, replicas["a"].url, task_ids)
+    finally:
+        for replica in replicas.values():
+            replica.stop()
+    states = {task_id: t["status"]["state"] for task_id, t in done.items()}
+    assert set(states.values()) == {"TASK_STATE_COMPLETED"}, states
+    assert len(done) == len(task_ids) == 16
+
+
+def copies_run_once(log: Path, args: list[str], key: str, steps: int) -> None:
+    """Five messages, each sent at once to both replicas and once more later: one task per
+    message, its agent run once. ``key`` makes the messageIds this test's own."""
+    a = Durable(log, *args, "--replica-id", "a")
+    b = Durable(log, *args, "--replica-id", "b")
+    answers: dict[str, str] = {}
+    try:
+        with httpx.Client(timeout=10) as client:
+            for round_ in range(5):
+                mid = f"copy-{round_}-{key}"
+                threads = [
+                    threading.Thread(target=_send_into, args=(answers, f"{round_}{url}", url, mid))
+                    for url in (a.url, b.url)
+                ]
+                for thread in threads:
+                    thread.start()
+                for thread in threads:
+                    thread.join(10)
+                answers[f"{round_}again"] = send(client, b.url, message_id=mid)  # a retry later
+            task_ids = sorted(set(answers.values()))
+            done = wait_all(client, a.url, task_ids)
+    finally:
+        a.stop()
+        b.stop()
+    assert len(answers) == 15 and len(task_ids) == 5  # one task per message, whoever answered
+    for task in done.values():
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert step_chunks(task) == [(step, 1) for step in range(1, steps + 1)]  # run once
+
+
+def _send_into(answers: dict[str, str], key: str, url: str, message_id: str) -> None:
+    with httpx.Client(timeout=10) as client:
+        answers[key] = send(client, url, message_id=message_id)

@@ -10,15 +10,22 @@ while sends go on fails no task; copies of one message sent to both replicas run
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from a2aserve_redis import RESTART_TEXT
-from helpers.durable import Durable, get_task, send, step_chunks, wait_all, wait_steps
+from helpers.durable import (
+    Durable,
+    copies_run_once,
+    paused_replica_writes_nothing,
+    rolling_restart_fails_nothing,
+    send,
+    step_chunks,
+    wait_all,
+    wait_steps,
+)
 
 STEPS = 6
 
@@ -90,30 +97,7 @@ def test_a_paused_replica_writes_nothing_after_the_takeover(
     redis_url: str, prefix: str, tmp_path: Path
 ) -> None:
     args = _args(redis_url, prefix, "retry")
-    log = tmp_path / "server.log"
-    a = Durable(log, *args, "--replica-id", "a")
-    b = Durable(log, *args, "--replica-id", "b")
-    try:
-        with httpx.Client(timeout=10) as client:
-            task_id = send(client, a.url)
-            wait_steps(client, a.url, [task_id], 1)
-            a.pause()  # past its lease: b takes the task over
-            deadline = time.monotonic() + 20
-            while get_task(client, b.url, task_id).get("metadata", {}).get("a2a.execution") is None:
-                assert time.monotonic() < deadline, "b did not take the task over"
-                time.sleep(0.1)
-            a.resume()  # a wakes up mid-step and writes its next chunk: refused
-            task = wait_all(client, b.url, [task_id])[task_id]
-            time.sleep(1.0)  # what a would still write would land by now
-            after = get_task(client, b.url, task_id)
-    finally:
-        a.resume()
-        a.kill()
-        b.stop()
-    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
-    assert after == task
-    assert step_chunks(task) == [(step, 2) for step in range(1, STEPS + 1)]
-    assert "taken over by epoch 2" in a.output()
+    paused_replica_writes_nothing(tmp_path / "server.log", args, STEPS)
 
 
 @pytest.mark.parametrize("policy", ["retry", "resume"])
@@ -121,60 +105,10 @@ def test_a_rolling_restart_under_load_fails_no_task(
     redis_url: str, prefix: str, tmp_path: Path, policy: str
 ) -> None:
     args = [*_args(redis_url, prefix, policy), "--shutdown-grace", "0.3"]
-    log = tmp_path / "server.log"
-    replicas = {name: Durable(log, *args, "--replica-id", name) for name in ("a", "b")}
-    task_ids: list[str] = []
-    try:
-        with httpx.Client(timeout=10) as client:
-            for name in ("a", "b"):
-                other = replicas["b" if name == "a" else "a"]
-                task_ids += [send(client, replicas[name].url) for _ in range(4)]
-                task_ids += [send(client, other.url) for _ in range(2)]
-                time.sleep(0.5)
-                replicas[name].stop()  # a deploy: SIGTERM, drain, hand off
-                task_ids += [send(client, other.url) for _ in range(2)]  # sends go on
-                replicas[name] = Durable(log, *args, "--replica-id", name)
-            done = wait_all(client, replicas["a"].url, task_ids)
-    finally:
-        for replica in replicas.values():
-            replica.stop()
-    states = {task_id: t["status"]["state"] for task_id, t in done.items()}
-    assert set(states.values()) == {"TASK_STATE_COMPLETED"}, states
-    assert len(done) == len(task_ids) == 16
+    rolling_restart_fails_nothing(tmp_path / "server.log", args)
 
 
 def test_copies_of_a_message_sent_to_two_replicas_run_once(
     redis_url: str, prefix: str, tmp_path: Path
 ) -> None:
-    args = _args(redis_url, prefix, "fail")
-    log = tmp_path / "server.log"
-    a = Durable(log, *args, "--replica-id", "a")
-    b = Durable(log, *args, "--replica-id", "b")
-    answers: dict[str, str] = {}
-    try:
-        with httpx.Client(timeout=10) as client:
-            for round_ in range(5):
-                mid = f"copy-{round_}-{prefix}"
-                threads = [
-                    threading.Thread(target=_send_into, args=(answers, f"{round_}{url}", url, mid))
-                    for url in (a.url, b.url)
-                ]
-                for thread in threads:
-                    thread.start()
-                for thread in threads:
-                    thread.join(10)
-                answers[f"{round_}again"] = send(client, b.url, message_id=mid)  # a retry later
-            task_ids = sorted(set(answers.values()))
-            done = wait_all(client, a.url, task_ids)
-    finally:
-        a.stop()
-        b.stop()
-    assert len(answers) == 15 and len(task_ids) == 5  # one task per message, whoever answered
-    for task in done.values():
-        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
-        assert step_chunks(task) == [(step, 1) for step in range(1, STEPS + 1)]  # run once
-
-
-def _send_into(answers: dict[str, str], key: str, url: str, message_id: str) -> None:
-    with httpx.Client(timeout=10) as client:
-        answers[key] = send(client, url, message_id=message_id)
+    copies_run_once(tmp_path / "server.log", _args(redis_url, prefix, "fail"), prefix, STEPS)

@@ -398,7 +398,9 @@ class ServerState:
             if stored is None:
                 return derived, None
             if await self._same_first_message(call, owner, stored, message):
-                return derived, running or stored
+                # Its task (a follow-up may be running on it now): answered as a copy of
+                # the message that started it, from the task's whole log.
+                return derived, stored
             return new_id(), None  # the messageId was used for another message: a new task
         finally:
             # Woken waiters run after this send registered its execution (no await before).

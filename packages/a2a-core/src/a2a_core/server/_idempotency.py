@@ -84,9 +84,16 @@ async def settled(log: EventLog, store: TaskStore, stored: StoredTask) -> Stored
     if ends_wait(stored.task.status.state):
         return stored
     task_id = stored.task.id
-    async for logged in log.follow(task_id, stored.last_seq):
-        update = logged.event.status_update
-        if update is not None and ends_wait(update.status.state):
-            break
+    events = log.follow(task_id, stored.last_seq)
+    try:
+        async for logged in events:
+            update = logged.event.status_update
+            if update is not None and ends_wait(update.status.state):
+                break
+    finally:
+        # Closed when left early: an abandoned generator is a warning under trio.
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
     fresh = await store.get(task_id)
     return fresh if fresh is not None else stored
