@@ -94,8 +94,10 @@ def test_a_stop_hands_off_and_the_next_start_resumes(
             second.stop()
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     chunks = step_chunks(task)
-    assert [step for step, _ in chunks] == list(range(1, STEPS + 1))  # handed off at a step
-    assert chunks[-1][1] == 2
+    # Resumed at its checkpoint: every step once, but the one a stop caught between its
+    # chunk and its checkpoint, which the next attempt does again (at least once).
+    assert sorted({step for step, _ in chunks}) == list(range(1, STEPS + 1))
+    assert len(chunks) <= STEPS + 1 and chunks[0] == (1, 1) and chunks[-1] == (STEPS, 2)
 
 
 def _postgres_only(db_url: str) -> None:
