@@ -319,3 +319,102 @@ async def test_a_task_that_moved_on_or_a_stopping_server_is_not_recovered() -> N
         stored = await backend.store.get(task["id"])
     assert runs == [1]
     assert stored is not None and stored.task.status.state is TaskState.INPUT_REQUIRED
+
+
+async def test_every_attempt_of_a_task_is_in_its_trace() -> None:
+    from helpers.tracing import AGENT_SPAN, TRACE_ID, TRACEPARENT, hex_ids, tracing
+
+    backend = GeneralPathBackend()
+    started = anyio.Event()
+
+    async def agent(ctx: TaskContext) -> Any:
+        if ctx.is_follow_up:
+            return "done"
+        await ctx.working()
+        if ctx.attempt == 1:
+            started.set()
+            await anyio.sleep(HANG_GUARD)
+        return InputRequired("more?")
+
+    with tracing() as traced, anyio.fail_after(HANG_GUARD):
+        observer = traced.observer
+        first = A2AServer(
+            agent, card=make_card(), backend=backend, recovery="retry", observer=observer
+        )
+        second = A2AServer(
+            agent, card=make_card(), backend=backend, recovery="retry", observer=observer
+        )
+        async with first, second:
+            headers = {**TRACEPARENT, "baggage": "user=secret"}
+            sent = await Client(first).result("SendMessage", immediate(), headers=headers)
+            task_id = sent["task"]["id"]
+            await started.wait()
+            assert await second.recover_task(task_id, "lost.")
+            done = await wait_for_state(second, task_id, TaskState.INPUT_REQUIRED)
+            first.cancel_local_execution(task_id)
+            spans = await traced.wait_for(AGENT_SPAN, 2)
+            again = {"message": user_message("more", mid="m2", task_id=task_id)}
+            followed = await Client(second).result("SendMessage", again)
+    first_run = next(s for s in spans if "a2a.attempt" not in (s.attributes or {}))
+    second_run = next(s for s in spans if (s.attributes or {}).get("a2a.attempt") == 2)
+    # The recovered attempt, started by no call, is a child of the first attempt's span,
+    # in the trace of the request that created the task.
+    assert hex_ids(second_run)[0] == hex_ids(first_run)[0] == TRACE_ID
+    assert second_run.parent is not None
+    assert second_run.parent.span_id == first_run.context.span_id
+    assert (second_run.attributes or {})["a2a.task.id"] == task_id
+    # The task keeps the first attempt's context (never the request's baggage) ...
+    record = done.task.metadata["a2a.execution"]
+    assert record["attempt"] == 2
+    assert record["trace"] == {"traceparent": f"00-{TRACE_ID}-{hex_ids(first_run)[1]}-01"}
+    # ... and a follow-up records the trace of the execution that answers it.
+    followed_record = followed["task"]["metadata"]["a2a.execution"]
+    assert followed_record["attempt"] == 1
+    assert followed_record["trace"]["traceparent"].split("-")[1] != TRACE_ID
+
+
+async def test_an_untraced_server_records_no_trace() -> None:
+    from helpers.tracing import TRACEPARENT
+
+    async def agent(ctx: TaskContext) -> str:
+        return "done"
+
+    server = A2AServer(agent, card=make_card(), backend=GeneralPathBackend(), recovery="retry")
+    async with server:
+        sent = await Client(server).result("SendMessage", immediate(), headers=TRACEPARENT)
+        done = await wait_for_state(server, sent["task"]["id"], TaskState.COMPLETED)
+    assert "a2a.execution" not in done.task.metadata
+
+
+async def test_every_attempt_sees_the_tasks_owner() -> None:
+    backend = GeneralPathBackend()
+    started = anyio.Event()
+    seen: list[tuple[int, str, Any]] = []
+
+    async def agent(ctx: TaskContext) -> str:
+        seen.append((ctx.attempt, ctx.owner, ctx.identity))
+        await ctx.working()
+        if ctx.attempt == 1:
+            started.set()
+            await anyio.sleep(HANG_GUARD)
+        return "done"
+
+    servers = [
+        A2AServer(
+            agent,
+            card=make_card(),
+            backend=backend,
+            recovery="retry",
+            task_owner=lambda call: "alice",
+        )
+        for _ in range(2)
+    ]
+    first, second = servers
+    with anyio.fail_after(HANG_GUARD):
+        async with first, second:
+            task = (await Client(first).result("SendMessage", immediate()))["task"]
+            await started.wait()
+            assert await second.recover_task(task["id"], "lost.")
+            await wait_for_state(second, task["id"], TaskState.COMPLETED)
+            first.cancel_local_execution(task["id"])
+    assert seen == [(1, "alice", None), (2, "alice", None)]

@@ -373,6 +373,33 @@ class OpenTelemetryObserver:
             key += ("error.type", "error")
         self.backend_duration.record(seconds, self.attributes(*key))
 
+    def attempt_started(
+        self, invocation: Invocation, recorded: Mapping[str, str]
+    ) -> ExecutionObservation:
+        """The ``invoke_agent`` span of a recovered attempt: no call started it, so it
+        continues the trace its task recorded (``recorded``, the first attempt's agent span:
+        every attempt of a task is in one trace, a child of the first), or starts one of
+        its own when there is none; ``a2a.attempt`` says which."""
+        parent = otel_context.Context()  # never whatever happens to be current here
+        if recorded:
+            propagator = self._propagator or propagate.get_global_textmap()
+            parent = propagator.extract(recorded, parent)
+        span = self.tracer.start_span(
+            f"invoke_agent {self.agent_name}",
+            parent,
+            SpanKind.INTERNAL,
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": self.agent_name,
+                "gen_ai.conversation.id": invocation.context_id,
+                "a2a.task.id": invocation.task_id,
+                "a2a.attempt": invocation.attempt,
+            },
+        )
+        self._agent_spans[invocation.task_id] = span
+        context = trace.set_span_in_context(span, parent)
+        return _AgentSpan(self, span, invocation.task_id, context)
+
     def execution_recovered(self, task_id: str, outcome: str, attempt: int) -> None:
         """Counted by outcome; when a span is current (a recovery made inside a traced
         operation), an event on it names the task and the attempt."""

@@ -28,9 +28,9 @@ class TaskContext:
 
     Reading: ``message`` (the client's message), ``text`` (its text parts joined),
     ``task_id``, ``context_id``, ``task`` (the task before this message, for a follow-up),
-    ``metadata`` (server, per-request and call metadata merged), ``identity``, ``extensions``
-    (activated URIs), ``configuration``, ``call``; ``attempt`` and ``checkpoint_value``
-    when the server recovers lost work (``docs/durability.md``).
+    ``metadata`` (server, per-request and call metadata merged), ``identity``, ``owner``,
+    ``extensions`` (activated URIs), ``configuration``, ``call``; ``attempt`` and
+    ``checkpoint_value`` when the server recovers lost work (``docs/durability.md``).
 
     Reporting: ``submitted``, ``working``, ``artifact``, ``input_required``,
     ``auth_required``, ``complete``, ``fail``, ``reject``, ``cancel``; each status report
@@ -92,8 +92,15 @@ class TaskContext:
 
     @property
     def identity(self) -> Any:
-        """The authenticated caller, or ``None``."""
+        """The authenticated caller, or ``None`` (also on a recovered attempt: credentials
+        are never stored with a task, so they do not outlive the call; see `owner`)."""
         return self._invocation.call.identity
+
+    @property
+    def owner(self) -> str:
+        """The key of the caller who owns the task (``task_owner``'s answer; ``""`` when
+        tasks are not owned): kept with the task, so every attempt sees it."""
+        return self._invocation.owner
 
     @property
     def extensions(self) -> tuple[str, ...]:

@@ -33,12 +33,13 @@ from a2a_core.server._recovery import (
     checkpoint_of,
     execution_record,
     message_to_rerun,
+    trace_of,
 )
 from a2a_core.server._runtime import Execution, Runtime
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import StoredTask
 from a2a_core.server._writes import TaskWriter, utc_now
-from a2a_core.server.observe import report_recovery
+from a2a_core.server.observe import observe_attempt, report_recovery
 from a2a_core.types import (
     SendMessageRequest,
     StreamResponse,
@@ -76,7 +77,7 @@ class Recoverer:
         self.background: Background | None = None
         #: Attempts claimed before the server ran (a backend's restart rule runs as its
         #: service starts): started with the server (`start_waiting`).
-        self._waiting: list[tuple[Invocation, TaskWriter]] = []
+        self._waiting: list[tuple[Invocation, TaskWriter, dict[str, str]]] = []
         #: What happened, for tests and metrics: claimed, failed, gave_up.
         self.counts: dict[str, int] = {"claimed": 0, "failed": 0, "gave_up": 0}
         #: Whether lost executions are claimed here: not once the server is stopping (its
@@ -112,11 +113,15 @@ class Recoverer:
                 self._report(task_id, outcome, record.attempt)
             return failed
         attempt, epoch = record.attempt + 1, record.epoch + 1
+        next_record: dict[str, Any] = {"attempt": attempt, "lost": losses, "epoch": epoch}
+        trace = trace_of(stored.task)
+        if trace:
+            next_record["trace"] = trace  # every attempt joins the first one's trace
         claimed = await self._claim(
             writer,
             TaskState.WORKING,
             f"Attempt {attempt} starts: {reason}",
-            {EXECUTION_KEY: {"attempt": attempt, "lost": losses, "epoch": epoch}},
+            {EXECUTION_KEY: next_record},
         )
         if not claimed:
             return False  # another replica claimed it, or it moved on meanwhile
@@ -124,7 +129,7 @@ class Recoverer:
         logger.info("task %s: attempt %d claimed here (%s)", task_id, attempt, reason)
         resumed = self.policy.mode is Recovery.RESUME
         self._report(task_id, "resumed" if resumed else "retried", attempt)
-        self._start(self._invocation(writer.stored, message, attempt, epoch), writer)
+        self._start(self._invocation(writer.stored, message, attempt, epoch), writer, trace)
         return True
 
     async def _claim(
@@ -168,16 +173,21 @@ class Recoverer:
         """Start the attempts claimed before the server ran."""
         self.background = background
         waiting, self._waiting = self._waiting, []
-        for invocation, writer in waiting:
-            self._start(invocation, writer)
+        for invocation, writer, trace in waiting:
+            self._start(invocation, writer, trace)
 
-    def _start(self, invocation: Invocation, writer: TaskWriter) -> None:
+    def _start(self, invocation: Invocation, writer: TaskWriter, trace: dict[str, str]) -> None:
         background = self.background
         if background is None:
-            self._waiting.append((invocation, writer))
+            self._waiting.append((invocation, writer, trace))
             return
         execution = Execution(self._runtime, invocation, create_first=False, loop=background.loop)
         execution.task.adopt(writer)
+        observer = self._storage.observer
+        if observer is not None:
+            # No call started this run: the observer is asked for it directly, and a
+            # tracer continues the trace the task recorded.
+            execution.observation = observe_attempt(observer, invocation, trace)
         self._guards.admit(execution, recovered=True)
         self._runtime.register(execution)
         background.start(execution)

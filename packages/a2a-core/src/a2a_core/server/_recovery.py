@@ -24,7 +24,10 @@ atomic, versioned write as the task (no schema of its own):
   follow-up message. ``epoch`` never goes back: the next attempt is claimed by one
   compare-and-set write of the task that raises it, which exactly one replica wins, and a
   writer whose epoch is no longer the task's is fenced off (it writes nothing more, and
-  its agent is stopped).
+  its agent is stopped). ``trace``, when the server is observed and its policy recovers:
+  the trace context of the attempt that answers the message (the first one's agent span,
+  as the observer's propagator writes it, baggage left out, at most `MAX_TRACE_BYTES`),
+  so that a later attempt, on any replica, joins the task's trace (`trace_of`).
 - ``metadata["a2a.checkpoint"]``: the agent's last checkpoint for the message it answers
   now (a small JSON value; dropped at a follow-up message).
 """
@@ -53,6 +56,8 @@ __all__ = [
     "epoch_of",
     "execution_record",
     "for_follow_up",
+    "record_with_trace",
+    "trace_of",
     "message_to_rerun",
 ]
 
@@ -60,6 +65,9 @@ __all__ = [
 EXECUTION_KEY: Final = "a2a.execution"
 #: The task metadata key of the agent's last checkpoint.
 CHECKPOINT_KEY: Final = "a2a.checkpoint"
+#: The largest trace context kept in the execution record (W3C ``traceparent`` is 55
+#: bytes, ``tracestate`` at most 512): a larger one is not kept.
+MAX_TRACE_BYTES: Final = 1024
 #: The largest checkpoint, JSON-encoded, by default (64 KiB): a pointer into the agent's
 #: own storage, not the storage itself.
 DEFAULT_MAX_CHECKPOINT_BYTES: Final = 64 * 1024
@@ -150,16 +158,42 @@ def epoch_of(task: Task) -> int:
     return execution_record(task).epoch
 
 
-def for_follow_up(task: Task) -> Task:
+def for_follow_up(task: Task, trace: Mapping[str, str] | None = None) -> Task:
     """``task`` as a follow-up message finds it: the attempts and losses counted afresh
-    (the epoch kept), and the previous message's checkpoint dropped."""
+    (the epoch kept), the previous message's checkpoint dropped, and the trace of the
+    execution that answers it (``trace``, when it is carried) recorded."""
     metadata = task.metadata
-    if not metadata or (EXECUTION_KEY not in metadata and CHECKPOINT_KEY not in metadata):
-        return task  # nearly every task: nothing recovered, nothing checkpointed
+    if not trace and (
+        not metadata or (EXECUTION_KEY not in metadata and CHECKPOINT_KEY not in metadata)
+    ):
+        return task  # nearly every task: nothing recovered, checkpointed or traced
     kept = {k: v for k, v in metadata.items() if k != CHECKPOINT_KEY}
-    if EXECUTION_KEY in metadata:
-        kept[EXECUTION_KEY] = {"attempt": 1, "lost": 0, "epoch": epoch_of(task)}
+    if EXECUTION_KEY in metadata or trace:
+        record: dict[str, Any] = {"attempt": 1, "lost": 0, "epoch": epoch_of(task)}
+        if trace:
+            record["trace"] = dict(trace)
+        kept[EXECUTION_KEY] = record
     return msgspec.structs.replace(task, metadata=kept)
+
+
+def trace_of(task: Task) -> dict[str, str]:
+    """The trace context the task's execution record carries (empty: none)."""
+    record = task.metadata.get(EXECUTION_KEY) if task.metadata else None
+    trace = record.get("trace") if isinstance(record, Mapping) else None
+    if not isinstance(trace, Mapping):
+        return {}
+    return {k: v for k, v in trace.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def record_with_trace(headers: Mapping[str, str]) -> dict[str, str] | None:
+    """What of ``headers`` (an observer's `push_context_headers`) the execution record
+    keeps: the trace context without the baggage (the task is shown to its caller, and
+    baggage may carry what a deployment did not mean to show), ``None`` when nothing is
+    left or it is over `MAX_TRACE_BYTES`."""
+    kept = {k: v for k, v in headers.items() if k.lower() != "baggage"}
+    if not kept or sum(len(k) + len(v) for k, v in kept.items()) > MAX_TRACE_BYTES:
+        return None
+    return kept
 
 
 def checkpoint_of(task: Task) -> Any:

@@ -230,6 +230,9 @@ class A2AServer:
         #: What becomes of lost executions (see :class:`~a2a_core.server.RecoveryPolicy`).
         self.recovery = recovery
         self.runtime.max_checkpoint_bytes = recovery.max_checkpoint_bytes
+        # An observed server whose lost work runs again keeps each execution's trace
+        # context with its task, for the next attempt to join (``_recovery``).
+        self.storage.carry_trace = recovery.recovers and observer is not None
         #: The event log as streams follow it: interrupted at shutdown (see ``_stopping``).
         self._stream_log = StoppableLog(self.storage.events)
         events = self.storage.events

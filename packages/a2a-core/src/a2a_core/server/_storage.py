@@ -31,6 +31,7 @@ from a2a_core.server._limits import TaskLimits
 from a2a_core.server._memory_push import InMemoryPushConfigStore
 from a2a_core.server._messages import Invocation
 from a2a_core.server._push import LoggedPushSender, PushConfigStore, PushSender
+from a2a_core.server._recovery import record_with_trace
 from a2a_core.server._store import (
     BatchLoggedTaskStore,
     CheckedTaskStore,
@@ -96,10 +97,20 @@ class Storage:
         # Whether push_sender (it may be set later) is a LoggedPushSender fed by that store.
         self._sender_seen: PushSender | None = None
         self._sender_logged = False
+        #: Whether an execution records its trace context with its task, for a later
+        #: attempt to join (set by the server: observed, under a recovering policy).
+        self.carry_trace = False
         #: The logged store, when it also creates a task with several events at once.
         self.batch_store: BatchLoggedTaskStore | None = None
         if self.logged_store is not None and isinstance(plain, BatchLoggedTaskStore):
             self.batch_store = cast(BatchLoggedTaskStore, self.logged_store)
+
+    def trace_to_record(self) -> dict[str, str] | None:
+        """The current trace context, as an execution record keeps it (``_recovery``), when
+        traces are carried; called in the execution's own task."""
+        if not self.carry_trace or self.observer is None:
+            return None
+        return record_with_trace(self.observer.push_context_headers())
 
     def immediate(self, task_id: str) -> tuple[ImmediateTaskStore, ImmediateEventLog] | None:
         """The store and log, when a change of this task can be recorded without waiting:

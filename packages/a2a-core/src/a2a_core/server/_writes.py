@@ -47,7 +47,7 @@ from a2a_core.server._events import EventLogClosedError, ImmediateEventLog
 from a2a_core.server._idempotency import find_sent
 from a2a_core.server._limits import TaskLimitError, TaskUsage
 from a2a_core.server._messages import Invocation, agent_message, new_id, to_parts
-from a2a_core.server._recovery import epoch_of, for_follow_up
+from a2a_core.server._recovery import EXECUTION_KEY, epoch_of, for_follow_up
 from a2a_core.server._storage import Storage
 from a2a_core.server._store import (
     ConcurrentUpdateError,
@@ -497,6 +497,11 @@ async def _create(storage: Storage, invocation: Invocation) -> TaskWriter:
         status=TaskStatus(state=TaskState.SUBMITTED, timestamp=utc_now()),
         history=[invocation.message],
     )
+    if storage.carry_trace:
+        # A later attempt, on any replica, joins this execution's trace (``_recovery``).
+        trace = storage.trace_to_record()
+        if trace is not None:
+            task = msgspec.structs.replace(task, metadata={EXECUTION_KEY: {"trace": trace}})
     tenant, owner = invocation.call.tenant, invocation.owner
     config = invocation.configuration
     immediate = storage.immediate(task.id)
@@ -532,13 +537,14 @@ async def _follow_up(storage: Storage, invocation: Invocation) -> TaskWriter:
     writer = TaskWriter(storage, existing)
     message = invocation.message
     idempotent = invocation.idempotent
+    trace = storage.trace_to_record() if storage.carry_trace else None
 
     def record_message(task: Task) -> Task:
         if idempotent and find_sent(task, message):
             # A copy of this follow-up (on another replica) recorded it first: this one is
             # answered with what that one started (``Execution.duplicate``).
             raise TaskExistsError(task.id)
-        task = for_follow_up(task)  # attempts counted afresh, the old checkpoint dropped
+        task = for_follow_up(task, trace)  # attempts afresh, old checkpoint dropped
         history = list(task.history)
         if task.status.message is not None:
             history.append(task.status.message)  # the question before its answer

@@ -41,7 +41,11 @@ The points, and who calls them:
 - **recoveries** (``_recovering``, ``_shutdown``): the optional
   ``execution_recovered(task_id, outcome, attempt)``, asked of an observer that has it
   (`report_recovery`), when a lost execution is claimed here (``retried``, ``resumed``),
-  failed (``failed``, ``gave_up``), or handed off at a stop (``released``).
+  failed (``failed``, ``gave_up``), or handed off at a stop (``released``); then the
+  optional ``attempt_started(invocation, trace)`` (`observe_attempt`) for the claimed
+  attempt's run, an execution started by no call: ``trace`` is the trace context its task
+  recorded (the first attempt's, as `Observer.push_context_headers` wrote it; empty when
+  none was), which a tracer continues, so every attempt of a task is in one trace.
 
 Every method must be quick and must not raise: it runs on the request's path. The
 observations hold what they need between calls (a span, a start time); the runtime only
@@ -69,6 +73,7 @@ __all__ = [
     "Observer",
     "Observers",
     "PushObservation",
+    "observe_attempt",
     "report_recovery",
 ]
 
@@ -201,6 +206,16 @@ def report_recovery(observer: object, task_id: str, outcome: str, attempt: int) 
         method(task_id, outcome, attempt)
 
 
+def observe_attempt(
+    observer: object, invocation: Invocation, trace: Mapping[str, str]
+) -> ExecutionObservation | None:
+    """The observation of a recovered attempt's run (``invocation.attempt`` > 1), from
+    ``observer``'s optional ``attempt_started(invocation, trace)``; ``None`` when it has
+    none (an observer written before it existed)."""
+    method = getattr(observer, "attempt_started", None)
+    return None if method is None else method(invocation, trace)
+
+
 # --- a no-op observer, and several as one ----------------------------------------------------
 
 
@@ -283,6 +298,12 @@ class NoOpObserver:
 
     def execution_recovered(self, task_id: str, outcome: str, attempt: int) -> None:
         """Ignored."""
+
+    def attempt_started(
+        self, invocation: Invocation, trace: Mapping[str, str]
+    ) -> ExecutionObservation:
+        """The shared no-op observation."""
+        return _NOOP
 
 
 class _Both:
@@ -397,3 +418,10 @@ class Observers:
         """Told to every observer that listens for it (see `report_recovery`)."""
         for observer in self.observers:
             report_recovery(observer, task_id, outcome, attempt)
+
+    def attempt_started(
+        self, invocation: Invocation, trace: Mapping[str, str]
+    ) -> ExecutionObservation:
+        """The observations of every observer that observes attempts (`observe_attempt`)."""
+        parts = [observe_attempt(observer, invocation, trace) for observer in self.observers]
+        return _Both([part for part in parts if part is not None])
