@@ -344,10 +344,13 @@ class ServerState:
         )
         # A non-blocking send, and a follow-up, answer with the task: it is created (or
         # the follow-up recorded) before the agent is asked.
+        # A stream told not to wait for the agent (``first_frame_wait=0``) starts with the
+        # task, as a non-blocking send does.
+        task_first = call.streaming and not self.streams.first_frame_wait
         execution = Execution(
             self.runtime,
             invocation,
-            create_first=immediate or existing is not None,
+            create_first=immediate or existing is not None or task_first,
             loop=background.loop,
         )
         self.guards.admit(execution)  # may refuse it: nothing is written yet
@@ -518,7 +521,15 @@ async def send_streaming_message(
     execution = await state.start(call, request, observation)
     if isinstance(execution, StoredTask):  # sent again: its events again
         return state.sent_stream(call, request, execution, observation)
-    await execution.started.wait()
+    started = execution.started
+    if not started.is_set():
+        # A quiet agent does not hold the stream back: past the wait, the task is created
+        # (listed, cancelable) and is the stream's first frame; keep-alives follow.
+        with anyio.move_on_after(state.streams.first_frame_wait):
+            await started.wait()
+        if not started.is_set():
+            await execution.open_task()
+    await started.wait()
     if execution.duplicate is not None:  # a copy on another replica created the task first
         return state.sent_stream(call, request, execution.duplicate, observation)
     if execution.error is not None:

@@ -55,6 +55,11 @@ class StreamOptions:
     """Bytes of logged events a stream may fall behind its task; past it, it ends with an
     error frame and the client resumes with ``Last-Event-ID`` (``None``: no limit). Measured
     on logs that can tell (the in-memory one: ``MeasuredEventLog``)."""
+    first_frame_wait: float = 0.1
+    """Seconds a streaming send waits for the agent's first report before it creates the
+    task itself and sends it as the stream's first frame (keep-alives follow while the
+    agent is quiet): a slow agent's stream starts at once, its task listed and cancelable,
+    while a quick message-only reply still comes as one message. ``0``: always a task."""
     max_streams_per_peer: int | None = DEFAULT_MAX_STREAMS_PER_PEER
     """Streams one client address may have open at once (`HttpRequest.peer`); one more is
     refused with ResourceExhaustedError (-32099, REST 429 with ``Retry-After``) before it
@@ -65,6 +70,9 @@ class StreamOptions:
     def __post_init__(self) -> None:
         _seconds("keep_alive_interval", self.keep_alive_interval)
         _seconds("idle_timeout", self.idle_timeout)
+        wait = self.first_frame_wait
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < 3600:
+            raise ValueError(f"first_frame_wait must be 0 or more seconds, not {wait!r}")
         limit = self.backlog_limit
         if limit is not None and (type(limit) is not int or limit < 1):
             raise ValueError(

@@ -320,6 +320,16 @@ class Execution:
         self.started.set()
         self.settled.set()
 
+    async def open_task(self) -> None:
+        """Create the task now, unless the agent has begun to (a streaming send whose agent
+        is quiet: its stream starts with the task). A failure is left to the agent's run,
+        which meets it at its next write and reports it as its own."""
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.task.ensure()
+            except Exception:
+                logger.debug("task %s: not created ahead of the agent", self.task_id)
+
     def release(self) -> bool:
         """Hand this execution off (a clean stop under a recovering policy): its writer
         writes nothing more, so the task stays running for another replica to claim, and
@@ -391,7 +401,7 @@ class Execution:
                 await ctx.complete()
             return
         if isinstance(result, Message):
-            if self.task.writer is None:
+            if not self.task.begun:  # no task, and none on its way: a message-only reply
                 reply = agent_message(result, context_id=ctx.context_id)
                 if reply.task_id == ctx.task_id:
                     # No task was created, so the reply must not point at one (the context's

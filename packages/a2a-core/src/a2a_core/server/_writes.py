@@ -441,23 +441,58 @@ class TaskHandle:
         #: Called once with the writer when the task comes into existence (the execution
         #: watches it to know when a blocking request may return).
         self.on_created: Callable[[TaskWriter], None] | None = None
+        #: Whether a creation was begun: in flight, done, or failed. A stream whose agent is
+        #: quiet creates the task from the request's task while the agent may report at the
+        #: same time; the second `ensure` waits for the first (see `_creation`).
+        self.begun = False
+        #: Set when a creation in flight ends (made only when a second caller waits).
+        self._ended: anyio.Event | None = None
+        #: What the creation raised: a later `ensure` raises it too (the agent's run then
+        #: reports it as if it had met it itself).
+        self._failure: BaseException | None = None
 
     async def ensure(self) -> TaskWriter:
         """The task's writer, creating the task (or recording the follow-up) first if needed."""
         writer = self.writer
         if writer is None:
+            writer = await self._creation()
+        return writer
+
+    async def _creation(self) -> TaskWriter:
+        if self.begun:
+            # Begun elsewhere: wait for it, and share its outcome.
+            if self.writer is None and self._failure is None:
+                if self._ended is None:
+                    self._ended = anyio.Event()
+                await self._ended.wait()
+            if self.writer is not None:
+                return self.writer
+            assert self._failure is not None
+            raise self._failure
+        self.begun = True
+        try:
             if self._invocation.task is None:
                 writer = await _create(self._storage, self._invocation)
             else:
                 writer = await _follow_up(self._storage, self._invocation)
             self._created(writer)
+        except anyio.get_cancelled_exc_class():
+            self.begun = False  # not an outcome to share: the next caller tries again
+            raise
+        except BaseException as exc:
+            self._failure = exc
+            raise
+        finally:
+            if self._ended is not None:
+                self._ended.set()
+                self._ended = None
         return writer
 
     async def answer(self, content: str | Part | Sequence[Part] | Artifact) -> None:
         """Complete the task with ``content`` as its artifact (what an agent returning
         ``content`` asks for)."""
         artifact = content if isinstance(content, Artifact) else new_artifact(content)
-        if self.writer is None:
+        if not self.begun:
             store = _create_answered(self._storage, self._invocation, artifact)
             if store is not None:
                 self._created(TaskWriter(self._storage, store[1]))
@@ -485,6 +520,7 @@ class TaskHandle:
 
     def _created(self, writer: TaskWriter) -> None:
         self.writer = writer
+        self.begun = True
         if self.on_created is not None:
             self.on_created(writer)
 
