@@ -439,6 +439,38 @@ def test_servers_refuse_a_malformed_content_length(
     assert client.get(url + CARD_PATH).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "host", ["evil.example", "evil.example:80", "127.0.0.1.evil.example", "[::2]", "a b"]
+)
+def test_a_loopback_server_refuses_a_rebound_host(
+    servers: Any, adapter: str, client: httpx.Client, host: str
+) -> None:
+    # What a page on evil.example whose name resolves to 127.0.0.1 makes the browser send.
+    url = servers["echo", adapter]
+    card = exchange(url, head("GET", CARD_PATH, host=host))
+    assert card.status in (400, 421), card  # 400: a Host the HTTP parser refuses first
+    if card.status == 400:
+        return
+    assert b"allowed_hosts" in card.body
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {}}).encode()
+    headers = [("Content-Type", "application/json"), *V1.items()]
+    headers.append(("Content-Length", str(len(body))))
+    listed = exchange(url, head("POST", "/", headers, host=host) + body)
+    assert listed.status == 421, listed
+    assert b"tasks" not in listed.body
+
+
+@pytest.mark.parametrize("name", ["127.0.0.1", "localhost", "LOCALHOST.", "app.localhost"])
+def test_a_loopback_server_answers_its_own_names(
+    servers: Any, adapter: str, client: httpx.Client, name: str
+) -> None:
+    url = servers["echo", adapter]
+    port = url.rsplit(":", 1)[1]
+    for host in (name, f"{name}:{port}"):
+        reply = exchange(url, head("GET", CARD_PATH, host=host))
+        assert reply.status == 200, (host, reply)
+
+
 # --- --signing-key ---------------------------------------------------------------------------
 
 

@@ -57,6 +57,7 @@ from a2a_core.server._handlers import (
     task_named,
 )
 from a2a_core.server._health import Health, check_backend
+from a2a_core.server._hosts import REFUSED_HOST_TEXT, HostAllowList, loopback_hosts
 from a2a_core.server._limits import TaskLimits
 from a2a_core.server._messages import agent_message
 from a2a_core.server._options import PushOptions, StreamOptions
@@ -153,6 +154,11 @@ class A2AServer:
             ``idempotent_sends``: a message sent again by the same caller is answered with
             what it started, on by default). Running again needs a backend that outlives
             the process (Redis, SQL): see ``docs/durability.md``.
+        allowed_hosts: The ``Host`` names the server answers for (exact, ``.example.com``
+            for a domain and its subdomains, ``"*"`` for any); a request naming another is
+            answered 421 (the guard against DNS rebinding: ``docs/security.md``). ``None``
+            (the default): any, unless a whole-process runner binds loopback, which then
+            allows loopback's names and the public URL's (`guard_loopback`).
     """
 
     def __init__(
@@ -175,7 +181,10 @@ class A2AServer:
         observer: Observer | None = None,
         console: bool | str | None = False,
         recovery: RecoveryPolicy | Recovery | str | None = None,
+        allowed_hosts: Sequence[str] | None = None,
     ) -> None:
+        #: The Host names answered (``None``: any; see `guard_loopback`).
+        self.allowed_hosts = None if allowed_hosts is None else HostAllowList(allowed_hosts)
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
         #: fail here.
@@ -306,6 +315,9 @@ class A2AServer:
         card with no base URL to build its URLs from, is answered 503 with what to add
         (logged once); any other server misconfiguration is logged and answered with a
         generic 500."""
+        allowed = self.allowed_hosts
+        if allowed is not None and not allowed.admits(request.headers.get("host")):
+            return self._refuse_host(request)
         authenticator = self.authenticator
         if (
             authenticator is not None
@@ -424,6 +436,30 @@ class A2AServer:
         """Where the developer console is served under the mount (``None``: it is not)."""
         console = self.protocol.console
         return None if console is None else console.path
+
+    def guard_loopback(self, host: str, public_url: str | None = None) -> bool:
+        """Answer only loopback's Host names (and the public URL's) when ``host``, the
+        address listened on, is a loopback one and no ``allowed_hosts`` were given: a
+        DNS-rebinding page cannot then read the server. Whole-process runners call this
+        (``a2a_starlette.run``, ``a2a_aiohttp.run``, ``a2aserve serve``). True if set."""
+        if self.allowed_hosts is not None or not _is_loopback(host):
+            return False
+        self.allowed_hosts = HostAllowList(loopback_hosts(host, public_url))
+        return True
+
+    def _refuse_host(self, request: HttpRequest) -> HttpResponse:
+        refusal = Refusal("http", "MISDIRECTED_REQUEST", 421)
+        if self._observer is not None:
+            self._observer.request_refused(request, refusal)
+        if "host" not in self._reported:  # once: a hostile page may send many
+            self._reported.add("host")
+            logger.warning(
+                "refused a request naming a Host not in allowed_hosts (%s): a DNS-rebinding "
+                "page, or a name to add to allowed_hosts (docs/security.md)",
+                ", ".join(self.allowed_hosts.names) if self.allowed_hosts else "",
+            )
+        headers = (("content-type", "text/plain; charset=utf-8"),)
+        return HttpResponse(421, headers, REFUSED_HOST_TEXT, refusal)
 
     def warn_if_console_exposed(self, host: str) -> bool:
         """Log a warning when the console is served and ``host``, the address listened
