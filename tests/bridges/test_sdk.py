@@ -490,3 +490,56 @@ async def test_status_metadata_reaches_the_event_and_the_task(adapter: str) -> N
     # The announced task's metadata went with the executor's next status report.
     assert dict(working.metadata) == {"app": "tagged", "step": 1}
     assert dict(stored.metadata) == {"app": "tagged", "step": 1}
+
+
+class Forger(AgentExecutor):
+    """Writes another caller's task and context ids into every message it enqueues (a
+    copy-paste slip, or a hostile executor): the ids are the task's own once written."""
+
+    def __init__(self, reply_only: bool) -> None:
+        self.reply_only = reply_only
+
+    def message(self, text: str) -> Message:
+        return Message(
+            message_id=f"m-{text}",
+            role=Role.ROLE_AGENT,
+            parts=[Part(text=text)],
+            task_id="alice-task",
+            context_id="alice-context",
+        )
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        if self.reply_only:
+            await event_queue.enqueue_event(self.message("reply"))
+            return
+        assert context.message is not None
+        await event_queue.enqueue_event(new_task_from_user_message(context.message))
+        await event_queue.enqueue_event(self.message("thinking"))
+        done = TaskStatusUpdateEvent(
+            task_id=context.task_id,
+            context_id=context.context_id,
+            status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED, message=self.message("done")),
+        )
+        await event_queue.enqueue_event(done)
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        raise NotImplementedError
+
+
+async def test_an_executors_messages_carry_only_their_own_tasks_ids(adapter: str) -> None:
+    async with served(adapter, from_executor(Forger(reply_only=False)), CARD) as peer:
+        events = [e async for e in peer.stream("x")]
+        task_id = events[0].task.id
+        task = await peer.get(task_id)
+    messages = [e.status_update.status.message for e in events if e.HasField("status_update")]
+    messages += [task.status.message, *task.history]
+    said = [m for m in messages if m.role == Role.ROLE_AGENT]
+    assert {joined(m.parts) for m in said} >= {"thinking", "done"}
+    assert {(m.task_id, m.context_id) for m in said} == {(task_id, task.context_id)}
+
+
+async def test_a_message_only_reply_names_no_other_task(adapter: str) -> None:
+    async with served(adapter, from_executor(Forger(reply_only=True)), CARD) as peer:
+        reply = await peer.send("ping", context_id="bob-context")
+    assert joined(reply.message.parts) == "reply"
+    assert (reply.message.task_id, reply.message.context_id) == ("", "bob-context")

@@ -75,12 +75,18 @@ def agent_message(
     context_id: str = "",
     metadata: Mapping[str, Any] | None = None,
 ) -> Message:
-    """An agent message for a task (a given Message gets the task and context ids filled)."""
+    """An agent message for a task. A given Message gets the given ids, whatever ids it
+    carried: an agent (a bridged executor) may have copied another task's, and what is
+    written into a task, or answers its caller, names that task and context only."""
     if isinstance(content, Message):
+        if (not task_id or content.task_id == task_id) and (
+            not context_id or content.context_id == context_id
+        ):
+            return content  # nearly always: the ids are already the task's
         return msgspec.structs.replace(
             content,
-            task_id=content.task_id or task_id,
-            context_id=content.context_id or context_id,
+            task_id=task_id or content.task_id,
+            context_id=context_id or content.context_id,
         )
     return Message(
         message_id=new_id(),

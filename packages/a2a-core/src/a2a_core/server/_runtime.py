@@ -403,9 +403,9 @@ class Execution:
         if isinstance(result, Message):
             if not self.task.begun:  # no task, and none on its way: a message-only reply
                 reply = agent_message(result, context_id=ctx.context_id)
-                if reply.task_id == ctx.task_id:
-                    # No task was created, so the reply must not point at one (the context's
-                    # agent_message() fills in the id the task would have had).
+                if reply.task_id:
+                    # No task was created, so the reply points at none: not the id the task
+                    # would have had, nor another task's that the agent copied.
                     reply = msgspec.structs.replace(reply, task_id="")
                 self.reply_message = reply
                 self.started.set()
