@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import pytest
@@ -127,3 +128,34 @@ def test_the_writer_path_is_the_one_asked_for(writer_path: str) -> None:
         server.backend.event_log, ImmediateEventLog
     )
     assert immediate is (writer_path == "immediate")
+
+
+async def test_show_errors_puts_the_agents_exception_in_the_failed_status() -> None:
+    from a2a_core.server._runtime import FAILURE_TEXT, MAX_DETAIL_CHARS
+
+    async def broken(ctx: Any) -> str:
+        if ctx.text == "long":
+            raise ValueError("x" * (MAX_DETAIL_CHARS * 2))
+        raise KeyError("the missing key")
+
+    shown = A2AServer(broken, card=make_card(), show_errors=True)
+    hidden = A2AServer(broken, card=make_card())
+    texts = []
+    async with shown, hidden:
+        for server, text in ((shown, "hi"), (shown, "long"), (hidden, "hi")):
+            params = {"message": user_message(text, mid=f"m-{text}")}
+            task = (await Client(server).result("SendMessage", params))["task"]
+            assert task["status"]["state"] == "TASK_STATE_FAILED"
+            texts.append(task["status"]["message"]["parts"][0]["text"])
+    assert texts[0] == f"{FAILURE_TEXT} [KeyError: 'the missing key']"
+    assert texts[1].startswith(f"{FAILURE_TEXT} [ValueError: xxx")
+    assert len(texts[1]) < MAX_DETAIL_CHARS + 100 and texts[1].endswith("…]")
+    assert texts[2] == FAILURE_TEXT
+
+
+def test_show_errors_beyond_loopback_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    server = A2AServer(lambda ctx: "hi", card=make_card(), show_errors=True)
+    server.warn_if_console_exposed("127.0.0.1")
+    assert "show_errors" not in caplog.text
+    server.warn_if_console_exposed("0.0.0.0")
+    assert "show_errors is on" in caplog.text

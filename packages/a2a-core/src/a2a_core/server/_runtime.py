@@ -54,6 +54,17 @@ logger = logging.getLogger("a2a_core.server")
 
 #: The status message of a task whose agent raised: generic on purpose (details go to logs).
 FAILURE_TEXT = "The agent failed while processing the request."
+#: The longest exception text `failure_detail` shows.
+MAX_DETAIL_CHARS: Final = 1000
+
+
+def failure_detail(exc: BaseException) -> str:
+    """What a failed task's status message adds under ``show_errors`` (development only):
+    the exception's type and message, cut at `MAX_DETAIL_CHARS`. Never a traceback."""
+    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[:MAX_DETAIL_CHARS] + "…"
+    return f"[{detail}]"
 
 
 #: Plain-function agents running at once, at most (anyio's own worker-thread default).
@@ -115,6 +126,9 @@ class Runtime:
         self._sync_limiter: anyio.CapacityLimiter | None = None
         #: The largest checkpoint an agent may store (the server's `RecoveryPolicy`).
         self.max_checkpoint_bytes = DEFAULT_MAX_CHECKPOINT_BYTES
+        #: Whether a failed task's status message shows the agent's exception (the
+        #: server's ``show_errors``: for development).
+        self.show_errors = False
 
     def sync_agent_limiter(self) -> anyio.CapacityLimiter:
         """How many plain-function agents run at once (made on first use, in the loop)."""
@@ -430,6 +444,8 @@ class Execution:
         raise TypeError(f"an agent cannot return a {type(result).__name__}")
 
     async def _fail(self, exc: BaseException | None, text: str = FAILURE_TEXT) -> None:
+        if exc is not None and self.runtime.show_errors:
+            text = f"{text} {failure_detail(exc)}"
         with anyio.CancelScope(shield=True):
             try:
                 writer = await self.task.ensure()

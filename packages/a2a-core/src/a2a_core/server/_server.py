@@ -159,6 +159,10 @@ class A2AServer:
             answered 421 (the guard against DNS rebinding: ``docs/security.md``). ``None``
             (the default): any, unless a whole-process runner binds loopback, which then
             allows loopback's names and the public URL's (`guard_loopback`).
+        show_errors: For development: a task the agent failed says what it raised (the
+            exception's type and message, never a traceback) in its status message,
+            instead of only "The agent failed...". Anyone who can read the task reads it:
+            off by default, and warned about when served beyond loopback.
     """
 
     def __init__(
@@ -182,6 +186,7 @@ class A2AServer:
         console: bool | str | None = False,
         recovery: RecoveryPolicy | Recovery | str | None = None,
         allowed_hosts: Sequence[str] | None = None,
+        show_errors: bool = False,
     ) -> None:
         #: The Host names answered (``None``: any; see `guard_loopback`).
         self.allowed_hosts = None if allowed_hosts is None else HostAllowList(allowed_hosts)
@@ -239,6 +244,7 @@ class A2AServer:
         #: What becomes of lost executions (see :class:`~a2a_core.server.RecoveryPolicy`).
         self.recovery = recovery
         self.runtime.max_checkpoint_bytes = recovery.max_checkpoint_bytes
+        self.runtime.show_errors = bool(show_errors)
         # An observed server whose lost work runs again keeps each execution's trace
         # context with its task, for the next attempt to join (``_recovery``).
         self.storage.carry_trace = recovery.recovers and observer is not None
@@ -464,8 +470,15 @@ class A2AServer:
     def warn_if_console_exposed(self, host: str) -> bool:
         """Log a warning when the console is served and ``host``, the address listened
         on, is not a loopback one: anyone who can reach it can then open the console (and,
-        where the agent needs no credentials, talk to it). Whole-process runners call this
-        (``a2a_starlette.run``, ``a2a_aiohttp.run``, ``a2aserve serve``). True if warned."""
+        where the agent needs no credentials, talk to it); the same for ``show_errors``.
+        Whole-process runners call this (``a2a_starlette.run``, ``a2a_aiohttp.run``,
+        ``a2aserve serve``). True if warned of the console."""
+        if self.runtime.show_errors and not _is_loopback(host):
+            logger.warning(
+                "show_errors is on and the server listens on %s: the exceptions of failed "
+                "tasks are shown to whoever reads them; turn it off outside development",
+                host or "every address",
+            )
         if self.console_path is None or _is_loopback(host):
             return False
         logger.warning(
