@@ -118,6 +118,9 @@ def serve(
         )
     except serving.SettingsError as exc:
         _usage_error(exc)
+    except serving.ListenError as exc:  # a port in use: one line, exit code 1
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
     except KeyboardInterrupt:
         pass
 

@@ -375,7 +375,8 @@ def test_preferences_narrow_and_order_the_choice() -> None:
 def test_a_card_with_nothing_spoken_says_what_it_lists() -> None:
     grpc_only = msgspec.structs.replace(CARD, supported_interfaces=INTERFACES[:1])
     with pytest.raises(
-        NoUsableInterfaceError, match=r"it lists: GRPC 1.0 at .*pip install a2aserve-grpc"
+        NoUsableInterfaceError,
+        match=r"it lists: GRPC 1.0 at .*a2aserve-grpc: .*dist/a2aserve_grpc-\*\.whl",
     ):
         choose_interface(grpc_only)
 

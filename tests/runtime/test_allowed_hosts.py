@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from a2a_core._protocol.hosts import HostAllowList, loopback_hosts
 from a2a_core.http import HttpResponse
+from a2a_core.protocol import ProtocolOptions
 from a2a_core.server import A2AServer
-from a2a_core.server._hosts import HostAllowList, loopback_hosts
 from helpers.a2a_client import Client, make_card, rpc_body
 
 pytestmark = pytest.mark.anyio
@@ -42,6 +43,10 @@ def test_the_allow_list_matches_names_and_domains(header: str | None, admitted: 
 
 def test_a_star_admits_any_host_and_typos_fail_at_once() -> None:
     assert HostAllowList(["*"]).admits("anything.example")
+    with pytest.raises(ValueError, match="not one string"):
+        ProtocolOptions(allowed_hosts="agent.example.com")
+    with pytest.raises(ValueError, match="not a host name"):
+        ProtocolOptions(allowed_hosts=["agent.example.com/"])
     with pytest.raises(ValueError, match="not a host name"):
         HostAllowList(["https://agent.example.com/"])
     with pytest.raises(ValueError, match="host names"):
@@ -57,7 +62,8 @@ def test_loopback_names_include_the_public_urls_host() -> None:
 
 
 async def test_a_server_answers_only_its_hosts_and_says_why() -> None:
-    server = A2AServer(lambda ctx: "hi", card=make_card(), allowed_hosts=["agent.example.com"])
+    protocol = ProtocolOptions(allowed_hosts=["agent.example.com"])
+    server = A2AServer(lambda ctx: "hi", card=make_card(), protocol=protocol)
     client = Client(server)
     async with server:
         refused = await server.handle(client.request("GET", CARD_PATH, headers={"host": "evil"}))
@@ -84,7 +90,8 @@ def test_only_a_loopback_bind_is_guarded_by_default(bind: str, guarded: bool) ->
 
 
 def test_given_hosts_are_kept_on_a_loopback_bind() -> None:
-    server = A2AServer(lambda ctx: "hi", card=make_card(), allowed_hosts=["*"])
+    protocol = ProtocolOptions(allowed_hosts=["*"])
+    server = A2AServer(lambda ctx: "hi", card=make_card(), protocol=protocol)
     assert not server.guard_loopback("127.0.0.1")
     allowed: Any = server.allowed_hosts
     assert allowed.admits("evil.example")

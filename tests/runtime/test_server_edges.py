@@ -138,7 +138,7 @@ async def test_show_errors_puts_the_agents_exception_in_the_failed_status() -> N
             raise ValueError("x" * (MAX_DETAIL_CHARS * 2))
         raise KeyError("the missing key")
 
-    shown = A2AServer(broken, card=make_card(), show_errors=True)
+    shown = A2AServer(broken, card=make_card(), guards=ExecutionGuards(show_errors=True))
     hidden = A2AServer(broken, card=make_card())
     texts = []
     async with shown, hidden:
@@ -154,8 +154,9 @@ async def test_show_errors_puts_the_agents_exception_in_the_failed_status() -> N
 
 
 def test_show_errors_beyond_loopback_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
-    server = A2AServer(lambda ctx: "hi", card=make_card(), show_errors=True)
+    guards = ExecutionGuards(show_errors=True)
+    server = A2AServer(lambda ctx: "hi", card=make_card(), guards=guards)
     server.warn_if_console_exposed("127.0.0.1")
     assert "show_errors" not in caplog.text
     server.warn_if_console_exposed("0.0.0.0")
-    assert "show_errors is on" in caplog.text
+    assert "ExecutionGuards.show_errors is on" in caplog.text

@@ -11,6 +11,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -257,6 +258,75 @@ def test_the_console_is_served_and_announced(serve, how: str) -> None:
     assert "anyone who can reach" not in served.output  # 127.0.0.1: no warning
 
 
+@pytest.mark.parametrize("how", ["flag", "env"])
+def test_the_host_names_answered(serve, how: str) -> None:
+    port = free_port()
+    if how == "flag":
+        served = serve(
+            "tutorial_agent:agent", "--port", str(port), "--allowed-hosts", "a.test, .b.test"
+        )
+    else:
+        served = serve(
+            "tutorial_agent:agent",
+            "--port",
+            str(port),
+            env={"A2ASERVE_ALLOWED_HOSTS": "a.test,.b.test"},
+        )
+    served.banner()
+
+    def status(host: str) -> int:
+        url = f"http://127.0.0.1:{port}{CARD_PATH}"
+        return httpx.get(url, headers={"host": host}, timeout=5).status_code
+
+    assert [status(h) for h in ("a.test", f"x.b.test:{port}", "127.0.0.1", "evil.test")] == [
+        200,
+        200,
+        421,
+        421,
+    ]
+    assert served.stop() == 0
+
+
+def test_a_loopback_server_answers_only_loopbacks_names(serve) -> None:
+    port = free_port()
+    served = serve("tutorial_agent:agent", "--port", str(port))
+    served.banner()
+    url = f"http://127.0.0.1:{port}{CARD_PATH}"
+    assert httpx.get(url, timeout=5).status_code == 200
+    assert httpx.get(url, headers={"host": "evil.test"}, timeout=5).status_code == 421
+    assert served.stop() == 0
+
+
+def test_a_bad_host_name_is_one_line_and_exit_code_2(serve) -> None:
+    served = serve(
+        "tutorial_agent:agent", "--port", str(free_port()), "--allowed-hosts", "http://a.test/"
+    )
+    assert served.wait(30) == 2
+    (line,) = served.stderr
+    assert line.startswith("a2aserve serve: --allowed-hosts:") and "not a host name" in line
+
+
+FAILING = """
+async def agent(ctx):
+    raise KeyError("the missing key")
+"""
+
+
+@pytest.mark.parametrize("how", ["flag", "env", "off"])
+def test_show_errors(serve, folder: Path, how: str) -> None:
+    (folder / "failing_agent.py").write_text(FAILING)
+    port = free_port()
+    flags = ["--show-errors"] if how == "flag" else []
+    env = {"A2ASERVE_SHOW_ERRORS": "1"} if how == "env" else {}
+    served = serve("failing_agent:agent", "--port", str(port), *flags, env=env)
+    served.banner()
+    task = send(f"http://127.0.0.1:{port}", "hi")
+    said = task["status"]["message"]["parts"][0]["text"]  # type: ignore[index]
+    shown = "[KeyError: 'the missing key']" in said
+    assert shown is (how != "off"), said
+    assert served.stop() == 0
+
+
 def test_a_console_beyond_loopback_is_warned_about(serve) -> None:
     port = free_port()
     served = serve("tutorial_agent:agent", "--port", str(port), "--host", "0.0.0.0",
@@ -304,6 +374,49 @@ def test_the_log_level(serve, how: str) -> None:
     default.banner()
     assert default.stop() == 0
     assert "Application startup complete" in default.output  # INFO by default
+
+
+CHATTY_AGENT = """
+import logging
+
+from a2a_core.server import TaskContext
+
+
+async def agent(ctx: TaskContext) -> str:
+    \"\"\"Logs as it answers.\"\"\"
+    logging.getLogger("chatty_agent").debug("the agent's debug line")
+    logging.getLogger("chatty_agent").info("the agent's info line")
+    logging.getLogger("httpcore").debug("a chatty library's debug line")
+    return ctx.text
+"""
+
+
+@pytest.mark.parametrize(
+    ("adapter", "how"), [("starlette", "flag"), ("starlette", "env"), ("aiohttp", "flag")]
+)
+def test_the_log_level_reaches_the_agents_own_loggers(
+    serve, folder: Path, adapter: str, how: str
+) -> None:
+    (folder / "chatty_agent.py").write_text(CHATTY_AGENT)
+    port = free_port()
+    args = ["chatty_agent:agent", "--port", str(port), "--adapter", adapter]
+    if how == "flag":
+        served = serve(*args, "--log-level", "debug")
+    else:
+        served = serve(*args, env={"A2ASERVE_LOG_LEVEL": "debug"})
+    served.banner()
+    send(f"http://127.0.0.1:{port}", "hi")
+    quiet = serve("chatty_agent:agent", "--port", str(free_port()), "--adapter", adapter)
+    quiet_url = quiet.banner().split(" on ")[1].split(" ")[0]
+    send(quiet_url, "hi")
+    assert served.stop() == 0 and quiet.stop() == 0
+    assert "chatty_agent: the agent's debug line" in served.output
+    assert "chatty_agent: the agent's info line" in served.output
+    # Libraries known to flood a log stay at WARNING.
+    assert "a chatty library's debug line" not in served.output
+    # The default level, info, is the agent's too.
+    assert "the agent's info line" in quiet.output
+    assert "the agent's debug line" not in quiet.output
 
 
 @pytest.mark.parametrize("adapter", ["starlette", "aiohttp"])
@@ -529,3 +642,59 @@ def test_a_mistake_is_one_line_and_exit_code_2(
     assert served.stdout == []
     (line,) = served.stderr
     assert line.startswith("a2aserve serve: ") and said in line, line
+
+
+@pytest.mark.parametrize("adapter", ["starlette", "aiohttp"])
+def test_a_port_in_use_is_one_line_and_exit_code_1(serve, adapter: str) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        served = serve("tutorial_agent:agent", "--port", str(port), "--adapter", adapter)
+        assert served.wait(30) == 1
+    assert served.stdout == []
+    assert served.stderr == [
+        f"a2aserve serve: port 127.0.0.1:{port} is in use (choose another with --port)\n"
+    ]
+
+
+def _pem(key: object, password: bytes | None = None) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
+    encryption = (
+        serialization.BestAvailableEncryption(password)
+        if password
+        else serialization.NoEncryption()
+    )
+    return key.private_bytes(  # type: ignore[attr-defined, no-any-return]
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption
+    )
+
+
+def test_a_signing_key_that_cannot_be_used_is_one_line_and_exit_code_2(serve, folder: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    files = {
+        "not-a-key.pem": b"hello\n",
+        "public.pem": public,  # the wrong half
+        "encrypted.pem": _pem(key, password=b"secret"),
+    }
+    for name, content in files.items():
+        (folder / name).write_bytes(content)
+    (folder / "a-folder.pem").mkdir()  # a path that cannot be read as a file
+    said = {
+        "missing.pem": "cannot read 'missing.pem': No such file or directory",
+        "a-folder.pem": "cannot read 'a-folder.pem': Is a directory",
+        **{name: f"{name!r} is not a private key this can sign with" for name in files},
+    }
+    for name, expected in said.items():
+        served = serve("tutorial_agent:agent", "--port", str(free_port()), "--signing-key", name)
+        assert served.wait(30) == 2, (name, served.output)
+        assert served.stdout == []
+        (line,) = served.stderr
+        assert line.startswith("a2aserve serve: --signing-key: ") and expected in line, line

@@ -11,6 +11,7 @@ with exit code 0 once the shutdown is over (``web.run_app``'s way).
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any
@@ -38,13 +39,16 @@ def run(
     middlewares: Sequence[Any] = (),
     on_shutdown: Sequence[Callable[[], object]] = (),
     shutdown_timeout: float | None = None,
+    sockets: Sequence[socket.socket] = (),
 ) -> None:
     """Serve ``server`` at the root of ``host:port`` until SIGTERM or SIGINT; the options
     are `a2a_starlette.run`'s (``middlewares``: aiohttp middlewares, as
     ``web.Application`` takes them). ``shutdown_timeout``: how long open requests may take
-    once the A2A server has shut down (default: its shutdown grace plus two seconds)."""
+    once the A2A server has shut down (default: its shutdown grace plus two seconds).
+    ``sockets``: bound sockets to serve on instead of binding ``host:port``."""
     _configure_logging(log_level)
     server.warn_if_console_exposed(host)
+    server.guard_loopback(host, public_url)
     app = build_app(
         server,
         public_url=public_url,
@@ -63,8 +67,10 @@ def run(
 
     web.run_app(
         app,
-        host=host,
-        port=port,
+        # Given sockets replace host and port: aiohttp would bind those as well.
+        host=None if sockets else host,
+        port=None if sockets else port,
+        sock=list(sockets) or None,
         print=started,
         access_log=logging.getLogger("aiohttp.access") if access_log else None,
         shutdown_timeout=shutdown_timeout,

@@ -24,6 +24,7 @@ from grpc import aio
 from a2a_core.client import (
     AgentError,
     ClientError,
+    CredentialPolicy,
     Credentials,
     Endpoint,
     ReceivedEvent,
@@ -73,6 +74,7 @@ class GrpcExchange:
         resume: bool,
         max_reply_bytes: int,
         max_event_bytes: int,
+        credential_policy: CredentialPolicy,
         channel_credentials: grpc.ChannelCredentials | bool | None = None,
     ) -> None:
         #: The HTTP client (OAuth tokens are fetched with it).
@@ -81,7 +83,12 @@ class GrpcExchange:
         #: The card whose security requirements say where credentials go.
         self.card: AgentCard | None = None
         self._credentials = credentials
-        self._tokens = TokenSource(credentials.oauth) if credentials.oauth else None
+        self._policy = credential_policy
+        self._tokens = (
+            TokenSource(credentials.oauth, credential_origins=credential_policy.allowed)
+            if credentials.oauth
+            else None
+        )
         self._headers = [(name.lower(), value) for name, value in headers]
         self._extensions = tuple(extensions)
         self._retry = retry
@@ -93,6 +100,9 @@ class GrpcExchange:
         ]
         if channel_credentials is True:
             channel_credentials = grpc.ssl_channel_credentials()  # the system's roots
+        secure = isinstance(channel_credentials, grpc.ChannelCredentials)
+        #: The target as a URL whose scheme says TLS or not, for the credential rule.
+        self._url = f"{'https' if secure else 'http'}://{endpoint.url}"
         if isinstance(channel_credentials, grpc.ChannelCredentials):
             self._channel = aio.secure_channel(endpoint.url, channel_credentials, options)
         else:
@@ -104,6 +114,8 @@ class GrpcExchange:
 
     async def _metadata(self, headers: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
         applied = await apply_credentials(self.card, self._credentials, self._tokens, self.http)
+        if applied.headers or applied.query or applied.cookies:
+            self._policy.check_interface(self._url)
         metadata = [(name, value) for name, value in headers if name != "content-type"]
         metadata += [(name.lower(), value) for name, value in applied.headers]
         # gRPC has no query string or cookies: an API key the card puts there goes in the

@@ -136,7 +136,7 @@ def add_reflection(grpc_server: Any) -> None:
         from grpc_reflection.v1alpha import reflection
     except ImportError:  # pragma: no cover - the extra is installed in the workspace
         raise RuntimeError(
-            "reflection=True needs grpcio-reflection: pip install 'a2aserve-grpc[reflection]'"
+            "reflection=True needs grpcio-reflection: pip install grpcio-reflection"
         ) from None
     pool = descriptor_pool.DescriptorPool()
     for module in (empty_pb2, struct_pb2, timestamp_pb2):

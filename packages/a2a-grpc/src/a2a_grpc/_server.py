@@ -341,7 +341,7 @@ def _add_health(grpc_server: aio.Server) -> Any:
         from grpc_health.v1 import health, health_pb2_grpc
     except ImportError:  # pragma: no cover - the extra is installed in the workspace
         raise RuntimeError(
-            "health=True needs the gRPC health service: pip install 'a2aserve-grpc[health]'"
+            "health=True needs the gRPC health service: pip install grpcio-health-checking"
         ) from None
     servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(servicer, grpc_server)

@@ -46,6 +46,7 @@ def run(
     companions: Sequence[AbstractAsyncContextManager[Any]] = (),
     asgi_middleware: Sequence[Callable[[ASGIApp], ASGIApp]] = (),
     on_shutdown: Sequence[Callable[[], object]] = (),
+    sockets: Sequence[socket.socket] = (),
     **uvicorn_settings: Any,
 ) -> None:
     """Serve ``server`` at the root of ``host:port`` until SIGTERM or SIGINT.
@@ -60,12 +61,15 @@ def run(
       before it stops (a `a2a_grpc.GrpcServer`).
     - ``asgi_middleware``: ``app -> app`` wrappers, outermost first.
     - ``on_shutdown``: called last, once everything stopped (flush telemetry there).
+    - ``sockets``: bound sockets to serve on instead of binding ``host:port`` (which then
+      only name them): a caller that binds first can say "port in use" in its own words.
     - ``uvicorn_settings``: over `a2a_starlette.limits.UVICORN_SETTINGS` (``http=``...).
     """
     from a2a_starlette.limits import UVICORN_SETTINGS
 
     _configure_logging(log_level)
     server.warn_if_console_exposed(host)
+    server.guard_loopback(host, public_url)
     app = build_app(server, public_url=public_url, health=health, companions=companions)
     for middleware in reversed(asgi_middleware):
         app = middleware(app)
@@ -82,7 +86,7 @@ def run(
         **settings,
     )
     with _sigterm_ends_cleanly():
-        uvicorn.run()
+        uvicorn.run(sockets=list(sockets) or None)
 
 
 def build_app(

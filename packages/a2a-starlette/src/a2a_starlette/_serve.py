@@ -36,9 +36,7 @@ def _server_class() -> type[uvicorn.Server]:
     try:
         import uvicorn
     except ImportError:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "a2a_starlette.serve needs uvicorn: pip install 'a2aserve-starlette[uvicorn]'"
-        ) from None
+        raise ImportError("a2a_starlette.serve needs uvicorn: pip install uvicorn") from None
 
     class _Server(uvicorn.Server):
         a2a_servers: tuple[A2AServer, ...] = ()

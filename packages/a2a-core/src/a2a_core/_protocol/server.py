@@ -60,6 +60,7 @@ from a2a_core._protocol.extensions import (
 )
 from a2a_core._protocol.grpc import binding as grpc_binding
 from a2a_core._protocol.grpc import codec as grpc_codec
+from a2a_core._protocol.hosts import HostAllowList
 from a2a_core._protocol.http import HttpRequest, HttpResponse, content_length_exceeds
 from a2a_core._protocol.jsonrpc import (
     V0_3_METHODS,
@@ -182,6 +183,11 @@ class ProtocolOptions:
     """``Last-Modified`` of the card, timezone-aware (``None``: when the server was built;
     ``A2AServer`` reads the clock, a `ServerProtocol` of your own is given
     ``last_modified=``)."""
+    allowed_hosts: Sequence[str] | None = None
+    """The ``Host`` names answered: exact (``agent.example.com``), a domain and its
+    subdomains (``.example.com``), or ``"*"`` (any); a request naming another is answered
+    421 by `A2AServer` (the guard against DNS rebinding, ``docs/security.md``). ``None``:
+    any, unless a whole-process runner binds loopback (``A2AServer.guard_loopback``)."""
     extended_card_for_anonymous: bool = False
     """Serve the extended card (GetExtendedAgentCard) to callers without credentials too
     (off: the spec reserves it for authenticated ones, and `A2AServer` refuses an anonymous
@@ -191,6 +197,10 @@ class ProtocolOptions:
 
     def __post_init__(self) -> None:
         # Mistakes fail here, when the server is configured, each naming its option.
+        if self.allowed_hosts is not None:
+            if isinstance(self.allowed_hosts, str):
+                raise ValueError("allowed_hosts must be a list of host names, not one string")
+            HostAllowList(self.allowed_hosts)  # a name that is no host name fails now
         for name in ("jsonrpc_path", "rest_path", "card_path", "jwks_path"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):

@@ -38,6 +38,7 @@ from typing import Any, Final, TypeAlias
 import jwt
 import msgspec
 import rfc8785
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from jwt import PyJWK, api_jws
@@ -344,6 +345,17 @@ def _verification_key(key: VerificationKey) -> tuple[PublicKey, frozenset[str]]:
     return parsed, allowed if restrict is None else allowed & frozenset(restrict)
 
 
+def _usable_key(kid: str, key: VerificationKey) -> tuple[PublicKey, frozenset[str]]:
+    """`_verification_key`, its failures as `CardSignatureError`: a key from a fetched JWKS
+    is the server's to choose, and PyJWT and cryptography refuse a bad one (off its curve,
+    too short, of an unknown type) with errors of their own."""
+    try:
+        return _verification_key(key)
+    except (jwt.PyJWTError, UnsupportedAlgorithm, ValueError, TypeError) as exc:
+        reason = str(exc)[:120] or type(exc).__name__
+        raise CardSignatureError(f"the key {kid[:64]!r} cannot be used: {reason}") from None
+
+
 def _check_signature(
     signature: Any,
     encoded_payload: str,
@@ -412,7 +424,7 @@ def verify_agent_card(
     if not isinstance(signatures, list) or not signatures:
         raise CardSignatureError("the card has no signatures")
     encoded = _b64url(canonical_card_payload(document))
-    resolved = {kid: _verification_key(key) for kid, key in keys.items()}
+    resolved = {kid: _usable_key(kid, key) for kid, key in keys.items()}
     allowed = None if algorithms is None else frozenset(algorithms)
     reasons: list[str] = []
     for signature in signatures:

@@ -466,12 +466,13 @@ class SseParser:
     """
 
     __slots__ = (
-        "_buffer",
+        "_after_cr",
         "_comments",
         "_data",
         "_decoder",
         "_event",
         "_id",
+        "_partial",
         "_retry",
         "_seen",
         "_started",
@@ -479,7 +480,11 @@ class SseParser:
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        # The pieces of a line not ended yet, joined once when it ends: each chunk is searched
+        # for line ends once, so a line sent in many chunks costs its length, not its square.
+        self._partial: list[str] = []
+        # The last line ended with a CR: an LF that starts the next chunk is its CRLF's end.
+        self._after_cr = False
         self._started = False
         self._reset()
 
@@ -493,31 +498,39 @@ class SseParser:
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """Parse the next ``chunk`` of the stream; return the frames it completed."""
-        text = self._buffer + self._decoder.decode(chunk)
+        text = self._decoder.decode(chunk)
         if not self._started and text:
             self._started = True
             text = text.removeprefix("\ufeff")
-        return self._lines(text, final=False)
+        return self._lines(text)
 
     def close(self) -> list[Frame]:
-        """End of stream: finish a trailing CR line end; an unterminated block is dropped."""
-        text = self._buffer + self._decoder.decode(b"", final=True)
-        frames = self._lines(text, final=True)
-        self._buffer = ""
+        """End of stream: an unterminated line, and an unterminated block, are dropped."""
+        frames = self._lines(self._decoder.decode(b"", final=True))
+        self._partial.clear()
         self._reset()
         return frames
 
-    def _lines(self, text: str, *, final: bool) -> list[Frame]:
+    def _lines(self, text: str) -> list[Frame]:
         frames: list[Frame] = []
         pos = 0
-        for match in _LINE_END.finditer(text):
-            if match.group() == "\r" and match.end() == len(text) and not final:
-                break  # maybe the first half of a CRLF: wait for the next chunk
-            frame = self._line(text[pos : match.start()])
+        if self._after_cr and text:
+            self._after_cr = False
+            if text[0] == "\n":
+                pos = 1  # the LF of a CRLF split across chunks: that line has ended already
+        for match in _LINE_END.finditer(text, pos):
+            line = text[pos : match.start()]
+            if self._partial:
+                self._partial.append(line)
+                line = "".join(self._partial)
+                self._partial.clear()
+            frame = self._line(line)
             if frame is not None:
                 frames.append(frame)
             pos = match.end()
-        self._buffer = text[pos:]
+            self._after_cr = match.group() == "\r" and pos == len(text)
+        if pos < len(text):
+            self._partial.append(text[pos:])
         return frames
 
     def _line(self, line: str) -> Frame | None:

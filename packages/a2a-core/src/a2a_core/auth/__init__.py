@@ -69,7 +69,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), name)
     except ImportError as exc:
         raise ImportError(
-            f"a2a_core.auth.{name} needs the auth extra: pip install 'a2aserve-core[auth]'"
+            f"a2a_core.auth.{name} needs the auth extra of a2aserve-core: "
+            "pip install 'PyJWT[crypto]'"
         ) from exc
     globals()[name] = value
     return value

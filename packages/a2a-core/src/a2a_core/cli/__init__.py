@@ -27,8 +27,10 @@ import anyio
 from a2a_core._protocol.client import AgentError, ClientError, NotInDialectError
 from a2a_core.cli._output import Printer
 from a2a_core.cli.serve import (
+    ListenError,
     SettingsError,
     add_serve_arguments,
+    configure_logging,
     load_card,
     load_target,
     server_for,
@@ -234,16 +236,16 @@ def main(
     try:
         anyio.run(_run, args, printer)
     except _UsageError as exc:
-        err.write(f"a2aserve: {exc}\n")
+        printer.error(f"a2aserve: {exc}")
         return EXIT_USAGE
     except AgentError as exc:
         printer.agent_error(exc)
         return EXIT_AGENT_ERROR
     except NotInDialectError as exc:
-        err.write(f"a2aserve: {exc}; choose another interface (--a2a-version 1.0)\n")
+        printer.error(f"a2aserve: {exc}; choose another interface (--a2a-version 1.0)")
         return EXIT_USAGE
-    except ClientError as exc:
-        err.write(f"a2aserve: {exc}\n")
+    except ClientError as exc:  # its message may quote the agent's card or reply
+        printer.error(f"a2aserve: {exc}")
         return EXIT_UNREACHABLE
     except KeyboardInterrupt:
         return 130
@@ -251,22 +253,28 @@ def main(
 
 
 def _serve(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    printer = Printer(out, err, json_output=False)
     try:
         settings = settings_from(args)
+        # Before the module is imported: what it logs on import shows at the level asked.
+        configure_logging(settings.log_level)
         card_spec = args.card or os.environ.get("A2ASERVE_CARD") or None
         card = load_card(card_spec) if card_spec else None
         target = load_target(args.target)
         server = server_for(target, settings, spec=args.target, card=card)
     except SettingsError as exc:
-        err.write(f"a2aserve serve: {exc}\n")
+        printer.error(f"a2aserve serve: {exc}")
         return EXIT_USAGE
     try:
         run_server(server, settings, out=out)
     except SettingsError as exc:
-        err.write(f"a2aserve serve: {exc}\n")
+        printer.error(f"a2aserve serve: {exc}")
         return EXIT_USAGE
-    except OSError as exc:  # aiohttp's bind, say (uvicorn logs its own and exits 1)
-        err.write(f"a2aserve serve: could not serve on {settings.host}:{settings.port}: {exc}\n")
+    except ListenError as exc:  # before anything started: one line, whatever the adapter
+        printer.error(f"a2aserve serve: {exc}")
+        return EXIT_SERVE_FAILED
+    except OSError as exc:  # a companion's bind (gRPC), say
+        printer.error(f"a2aserve serve: could not serve on {settings.host}:{settings.port}: {exc}")
         return EXIT_SERVE_FAILED
     except KeyboardInterrupt:
         return 130

@@ -10,17 +10,22 @@ the machine can read (``ps``).
 
 The process serves through an adapter's ``run`` (`a2a_starlette.run`, `a2a_aiohttp.run`):
 the agent at the root, ``/healthz`` and ``/readyz`` beside it, the line with the URL printed
-once the socket accepts connections, exit code 0 after a clean stop on SIGTERM.
+once the socket accepts connections, exit code 0 after a clean stop on SIGTERM. The sockets
+are bound here first (`listen`), so that a port in use is the same one line under either
+adapter; ``--log-level`` is the whole process's (`configure_logging`).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
+import functools
 import importlib
 import inspect
 import logging
 import os
+import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,17 +35,21 @@ from urllib.parse import urlsplit
 
 import msgspec
 
+from a2a_core._install import install_hint
 from a2a_core.server import A2AServer
 from a2a_core.server._server import _is_loopback
 from a2a_core.types import AgentCapabilities, AgentCard, AgentSkill
 
 __all__ = [
     "ENV_PREFIX",
+    "ListenError",
     "ServeSettings",
     "SettingsError",
     "add_serve_arguments",
     "backend_options",
     "card_for",
+    "configure_logging",
+    "listen",
     "load_card",
     "load_target",
     "run",
@@ -67,6 +76,11 @@ class SettingsError(ValueError):
     there): one line that says what is wrong, for a usage exit (2)."""
 
 
+class ListenError(OSError):
+    """The server cannot listen where it was told (a port in use, an address that is not
+    this machine's): one line that says so, for exit code 1."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServeSettings:
     """What the process serves with; `settings_from` reads them from flags and environment."""
@@ -86,6 +100,8 @@ class ServeSettings:
     health: bool = True
     console: bool = False
     recovery: str = "fail"
+    allowed_hosts: str | None = None
+    show_errors: bool = False
 
     @property
     def url(self) -> str:
@@ -162,12 +178,33 @@ _SETTINGS: Final = (
     _Setting("access_log", "--access-log", "log every request", "bool"),
     _Setting("health", "--health", "serve /healthz and /readyz", "bool"),
     _Setting(
+        "allowed_hosts",
+        "--allowed-hosts",
+        "the Host names answered, comma-separated (agent.example.com, .example.com for a "
+        "domain, * for any); others get 421. Unset: any, or on 127.0.0.1 loopback's names "
+        "and --public-url's (against DNS rebinding, docs/security.md)",
+    ),
+    _Setting(
+        "show_errors",
+        "--show-errors",
+        "a failed task says what the agent raised (for development: whoever reads the task "
+        "reads it)",
+        "bool",
+    ),
+    _Setting(
         "console",
         "--console",
         "serve the developer console at /a2a-console/ (for development: anyone who can "
         "reach the server can open it)",
         "bool",
     ),
+)
+
+#: What ``--otel`` says when the OpenTelemetry API is missing (the otel extra of
+#: a2aserve-core is that API alone; the SDK is the deployment's choice).
+_OTEL_MISSING: Final = (
+    "--otel needs OpenTelemetry (the otel extra of a2aserve-core, and the SDK): "
+    "pip install opentelemetry-api opentelemetry-sdk"
 )
 
 #: What the JWKS of ``--signing-key`` is served at.
@@ -474,6 +511,13 @@ def server_options(settings: ServeSettings) -> dict[str, Any]:
     return options
 
 
+def allowed_hosts_of(settings: ServeSettings) -> list[str] | None:
+    """``--allowed-hosts`` as a list (``None`` when not given)."""
+    if settings.allowed_hosts is None or not settings.allowed_hosts.strip():
+        return None
+    return [name.strip() for name in settings.allowed_hosts.split(",") if name.strip()]
+
+
 def backend_options(settings: ServeSettings) -> dict[str, Any]:
     """``backend=`` for ``sql`` or ``redis`` (none: in memory), ``recovery=`` for
     ``recovery`` (none for ``fail``, the server's default), ``observer=`` for ``otel``."""
@@ -484,7 +528,10 @@ def backend_options(settings: ServeSettings) -> dict[str, Any]:
         try:
             from a2a_sql import SqlBackend
         except ImportError:
-            raise SettingsError("--sql needs a2aserve-sql: pip install a2aserve-sql") from None
+            raise SettingsError(
+                "--sql needs a2aserve-sql with the driver extra of your database (postgresql, "
+                "sqlite or mysql): " + install_hint("a2aserve-sql", "sqlite")
+            ) from None
         try:
             options["backend"] = SqlBackend(settings.sql)
         except Exception as exc:  # SQLAlchemy's: a URL it cannot parse, a missing driver
@@ -498,7 +545,7 @@ def backend_options(settings: ServeSettings) -> dict[str, Any]:
             from a2aserve_redis import RedisBackend
         except ImportError:
             raise SettingsError(
-                "--redis needs a2aserve-redis: pip install a2aserve-redis"
+                "--redis needs a2aserve-redis: " + install_hint("a2aserve-redis")
             ) from None
         options["backend"] = RedisBackend(settings.redis, prefix=settings.redis_prefix)
     if settings.recovery != "fail":
@@ -507,10 +554,7 @@ def backend_options(settings: ServeSettings) -> dict[str, Any]:
         try:
             from a2a_core.otel import OpenTelemetryObserver
         except ImportError:
-            raise SettingsError(
-                "--otel needs a2aserve-core[otel]: pip install 'a2aserve-core[otel]' "
-                "opentelemetry-sdk"
-            ) from None
+            raise SettingsError(_OTEL_MISSING) from None
         options["observer"] = OpenTelemetryObserver()
     return options
 
@@ -526,12 +570,22 @@ def signing_options(settings: ServeSettings) -> dict[str, Any]:
             f"--signing-key: cannot read {settings.signing_key!r}: {exc.strerror}"
         ) from None
     try:
+        from cryptography.exceptions import UnsupportedAlgorithm
+
         from a2a_core.signing import CardSigningKey
 
         key = CardSigningKey.from_pem(pem)
     except ImportError:
         raise SettingsError(
-            "--signing-key needs a2aserve-core[signing]: pip install 'a2aserve-core[signing]'"
+            "--signing-key needs the signing extra of a2aserve-core: "
+            "pip install 'PyJWT[crypto]' rfc8785"
+        ) from None
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        # cryptography's words for it (MalformedFraming, "Password was not given") say
+        # less than what is wanted.
+        raise SettingsError(
+            f"--signing-key: {settings.signing_key!r} is not a private key this can sign "
+            "with: an unencrypted PEM file of an EC, RSA or EdDSA key"
         ) from None
     return {"card_signing_key": key, "jwks_path": JWKS_PATH}
 
@@ -548,8 +602,21 @@ def run(
     """Serve ``server`` with the settings until SIGTERM or SIGINT: through the chosen
     adapter's ``run``, with gRPC beside it for ``grpc_port``, the OpenTelemetry SDK set up
     for ``otel`` (and flushed last), and one line on ``out`` (stdout) once the server
-    accepts connections."""
+    accepts connections. Raises `ListenError` when it cannot listen on ``host:port``,
+    before the server or the adapter starts."""
+    configure_logging(settings.log_level)
     stream = sys.stdout if out is None else out
+    # Set on the server as built (by `a2aserve serve`, an example, or the user's own
+    # A2AServer): neither changes what the server is, only whom it answers and how much
+    # a failure says.
+    hosts = allowed_hosts_of(settings)
+    if hosts is not None:
+        try:
+            server.allow_hosts(hosts)
+        except ValueError as exc:
+            raise SettingsError(f"--allowed-hosts: {exc}") from None
+    if settings.show_errors:
+        server.show_errors = True
     hooks = list(on_shutdown)
     if settings.otel:
         try:
@@ -559,10 +626,7 @@ def run(
                 configure_from_environment,
             )
         except ImportError:
-            raise SettingsError(
-                "--otel needs a2aserve-core[otel]: pip install 'a2aserve-core[otel]' "
-                "opentelemetry-sdk"
-            ) from None
+            raise SettingsError(_OTEL_MISSING) from None
         try:
             hooks.append(configure_from_environment(_level(settings.log_level)))
         except OpenTelemetrySetupError as exc:
@@ -577,13 +641,6 @@ def run(
         companions.append(_grpc_server(server, settings))
         grpc_note = f"; gRPC on {settings.host}:{settings.grpc_port}"
     url = settings.url
-    if not _is_loopback(settings.host) and not settings.public_url:
-        logger.warning(
-            "listening on %s without --public-url: the card tells clients %s, which only "
-            "this machine can reach",
-            settings.host,
-            url,
-        )
 
     def ready() -> None:
         card_url = url + "/.well-known/agent-card.json"
@@ -608,24 +665,95 @@ def run(
         "on_shutdown": hooks,
     }
     if settings.adapter == "aiohttp":
-        try:
-            from a2a_aiohttp import run as run_aiohttp
-        except ImportError:
-            raise SettingsError(
-                "--adapter aiohttp needs a2aserve-aiohttp: pip install a2aserve-aiohttp"
-            ) from None
-        run_aiohttp(server, middlewares=aiohttp_middlewares, **common)
-        return
+        serve = _aiohttp_run(aiohttp_middlewares)
+    else:
+        serve = _starlette_run(asgi_middleware)
+    # Bound here, not by the adapter: a port in use is then one line and the same exit
+    # code under either adapter (uvicorn would log it, and exit 3, after starting the app).
+    sockets = listen(settings.host, settings.port)
     try:
-        import uvicorn  # noqa: F401  (the adapter's run needs it)
+        _warn_if_unreachable(settings)
+        serve(server, sockets=sockets, **common)
+    finally:
+        for sock in sockets:
+            sock.close()
 
+
+def _warn_if_unreachable(settings: ServeSettings) -> None:
+    if not _is_loopback(settings.host) and not settings.public_url:
+        logger.warning(
+            "listening on %s without --public-url: the card tells clients %s, which only "
+            "this machine can reach",
+            settings.host,
+            settings.url,
+        )
+
+
+def _aiohttp_run(middlewares: Sequence[Any]) -> Callable[..., None]:
+    try:
+        from a2a_aiohttp import run as run_aiohttp
+    except ImportError:
+        raise SettingsError(
+            "--adapter aiohttp needs a2aserve-aiohttp: " + install_hint("a2aserve-aiohttp")
+        ) from None
+    return functools.partial(run_aiohttp, middlewares=middlewares)
+
+
+def _starlette_run(asgi_middleware: Sequence[Callable[[Any], Any]]) -> Callable[..., None]:
+    try:
         from a2a_starlette import run as run_starlette
     except ImportError:
         raise SettingsError(
             "--adapter starlette needs a2aserve-starlette with uvicorn: "
-            "pip install 'a2aserve-starlette[uvicorn]'"
+            + install_hint("a2aserve-starlette", "uvicorn")
         ) from None
-    run_starlette(server, asgi_middleware=asgi_middleware, **common)
+    try:
+        import uvicorn  # noqa: F401  (the adapter's run needs it)
+    except ImportError:
+        raise SettingsError("--adapter starlette needs uvicorn: pip install uvicorn") from None
+    return functools.partial(run_starlette, asgi_middleware=asgi_middleware)
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Sockets bound to ``host:port`` for the adapters to serve on, one per address of
+    ``host`` (``localhost``: 127.0.0.1 and ::1), bound as asyncio's ``create_server`` binds
+    them. Raises `ListenError` with one line that says why not."""
+    where = _address(host, port)
+    try:
+        found = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise ListenError(f"cannot listen on {where}: {exc.strerror}") from None
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, _, address in dict.fromkeys(found):
+            bound.append(_bind(family, kind, proto, address))
+    except OSError as exc:
+        for sock in bound:
+            sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ListenError(f"port {where} is in use (choose another with --port)") from None
+        raise ListenError(f"cannot listen on {where}: {exc.strerror or exc}") from None
+    return bound
+
+
+def _bind(family: int, kind: int, proto: int, address: Any) -> socket.socket:
+    sock = socket.socket(family, kind, proto)
+    try:
+        if os.name == "posix":  # a restart may bind while the last one's connections linger
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:  # IPv4 has a socket of its own, as asyncio binds it
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host or '*'}:{port}"
 
 
 def _grpc_server(server: A2AServer, settings: ServeSettings) -> Any:
@@ -633,7 +761,9 @@ def _grpc_server(server: A2AServer, settings: ServeSettings) -> Any:
     try:
         from a2a_grpc import GrpcServer
     except ImportError:
-        raise SettingsError("--grpc-port needs a2aserve-grpc: pip install a2aserve-grpc") from None
+        raise SettingsError(
+            "--grpc-port needs a2aserve-grpc: " + install_hint("a2aserve-grpc")
+        ) from None
     public_host = urlsplit(settings.url).hostname or settings.host
     return GrpcServer(
         server,
@@ -642,6 +772,43 @@ def _grpc_server(server: A2AServer, settings: ServeSettings) -> Any:
         public_address=f"{public_host}:{settings.grpc_port}",
         base_url=settings.url,
     )
+
+
+#: Libraries that say too much below WARNING for a server's log: SQLAlchemy's engine logs
+#: every statement at INFO, httpx every request; httpcore and hpack every step at DEBUG.
+#: They stay at WARNING whatever the level, unless configured otherwise before.
+CHATTY_LOGGERS: Final = (
+    "aiosqlite",
+    "alembic",
+    "asyncio",
+    "grpc",
+    "h11",
+    "h2",
+    "hpack",
+    "httpcore",
+    "httpx",
+    "multipart",
+    "opentelemetry",
+    "python_multipart",
+    "redis",
+    "sqlalchemy",
+    "urllib3",
+)
+
+
+def configure_logging(level: str) -> None:
+    """``--log-level`` for the whole process: the root logger, so that the agent's own
+    loggers follow it as ours do (a handler added when it has none, as a process would
+    print nothing below WARNING otherwise), with `CHATTY_LOGGERS` kept at WARNING."""
+    root = logging.getLogger()
+    if not root.handlers:
+        logging.basicConfig(format="%(levelname)s:     %(name)s: %(message)s")
+    root.setLevel(_level(level))
+    for name in CHATTY_LOGGERS:
+        chatty = logging.getLogger(name)
+        # A level set before (by the agent's module, say) is somebody's choice: kept.
+        if chatty.level == logging.NOTSET:
+            chatty.setLevel(max(logging.WARNING, _level(level)))
 
 
 def _level(name: str) -> int:

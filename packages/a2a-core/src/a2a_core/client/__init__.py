@@ -14,7 +14,8 @@ The protocol half is pure (no I/O, no clock): `build_request` turns a v1.0 reque
 `read_grpc_reply`, `read_grpc_event`) turn what comes back into v1.0 values or an
 `AgentError`, `parse_card` and `choose_interface` read a card. Use them to call agents over
 another HTTP stack, or to test one; `apply_credentials` and `TokenSource` put the caller's
-credentials where the card asks, for a transport of your own (``a2aserve-grpc``'s is one).
+credentials where the card asks, and `CredentialPolicy` says where they may go, for a
+transport of your own (``a2aserve-grpc``'s is one).
 """
 
 from a2a_core._protocol.client import (
@@ -45,7 +46,8 @@ from a2a_core.client._auth import (
 )
 from a2a_core.client._cards import CardCache, card_url_for, fetch_card
 from a2a_core.client._client import A2AClient
-from a2a_core.client._errors import CardError, TransportError
+from a2a_core.client._errors import CardError, CredentialRefusedError, TransportError
+from a2a_core.client._origins import CredentialPolicy
 from a2a_core.client._retry import RetryPolicy
 
 __all__ = [
@@ -55,6 +57,8 @@ __all__ = [
     "CardCache",
     "CardError",
     "ClientError",
+    "CredentialPolicy",
+    "CredentialRefusedError",
     "Credentials",
     "Endpoint",
     "InvalidReplyError",

@@ -11,14 +11,17 @@ caller gave explicitly (a token as ``Authorization: Bearer``, an API key as ``X-
 the caller knows its agent.
 
 OAuth tokens are cached per token URL until shortly before they expire, and dropped on a 401
-(`TokenSource.invalidate`) so that the one retry gets a fresh one.
+(`TokenSource.invalidate`) so that the one retry gets a fresh one. The client secret goes
+only where `check_token_url` allows, and the token endpoint's answer is bounded in bytes.
 """
 
 from __future__ import annotations
 
 import base64
+import json
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import quote_plus
@@ -27,14 +30,28 @@ import anyio
 import httpx
 
 from a2a_core._protocol.client import ClientError
+from a2a_core.client._bodies import ACCEPT_ENCODING, read_limited
+from a2a_core.client._origins import check_token_url, origin_of, send_guarded
 from a2a_core.types import AgentCard, SecurityScheme
 
-__all__ = ["AppliedCredentials", "Credentials", "OAuthClientCredentials", "TokenSource"]
+__all__ = [
+    "AppliedCredentials",
+    "Credentials",
+    "OAuthClientCredentials",
+    "TokenSource",
+    "refuse_unsafe_headers",
+]
 
 #: Seconds before its expiry at which a cached OAuth token is fetched again.
 _REFRESH_MARGIN: Final = 30.0
 #: The header an API key goes in when the card names no API-key scheme.
 DEFAULT_API_KEY_HEADER: Final = "X-API-Key"
+#: The largest answer read from an OAuth token endpoint (a token is a few KiB).
+MAX_TOKEN_REPLY_BYTES: Final = 1024 * 1024
+#: A header name: an RFC 9110 token.
+_HEADER_NAME: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: What a header value may hold: visible ASCII, spaces and tabs (no CR, LF or NUL).
+_HEADER_VALUE: Final = re.compile(r"[\t\x20-\x7e]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +96,13 @@ class AppliedCredentials:
 class TokenSource:
     """OAuth 2.0 client-credentials tokens, cached until shortly before they expire."""
 
-    def __init__(self, client: OAuthClientCredentials) -> None:
+    def __init__(
+        self, client: OAuthClientCredentials, *, credential_origins: Iterable[str] = ()
+    ) -> None:
+        """``credential_origins``: origins the caller allows the client secret to go to
+        over plain http (else only https, or http to loopback)."""
         self._client = client
+        self._allowed = frozenset(origin_of(url) for url in credential_origins)
         self._tokens: dict[str, tuple[str, float]] = {}
         self._lock = anyio.Lock()
 
@@ -99,6 +121,7 @@ class TokenSource:
         self._tokens.clear()
 
     async def _fetch(self, http: httpx.AsyncClient, token_url: str) -> tuple[str, float]:
+        check_token_url(token_url, self._allowed)
         client = self._client
         form = {"grant_type": "client_credentials"}
         if client.scopes:
@@ -107,28 +130,65 @@ class TokenSource:
         secret = base64.b64encode(
             f"{_form_escape(client.client_id)}:{_form_escape(client.client_secret)}".encode()
         ).decode()
+        request = http.build_request(
+            "POST",
+            token_url,
+            data=form,
+            headers={"Authorization": f"Basic {secret}", "Accept-Encoding": ACCEPT_ENCODING},
+        )
         try:
-            reply = await http.post(
-                token_url, data=form, headers={"Authorization": f"Basic {secret}"}
-            )
+            response = await send_guarded(http, request, ("authorization",))
+            try:
+                body = await read_limited(
+                    response,
+                    MAX_TOKEN_REPLY_BYTES,
+                    lambda: ClientError(
+                        f"the OAuth token endpoint {token_url} answered more than "
+                        f"{MAX_TOKEN_REPLY_BYTES} bytes"
+                    ),
+                )
+            finally:
+                await response.aclose()
         except httpx.HTTPError as exc:
-            raise ClientError(f"the OAuth token request to {token_url} failed: {exc}") from None
-        try:
-            payload = reply.json()
-        except ValueError:
-            payload = None
-        if reply.status_code != 200 or not isinstance(payload, dict):
-            error = payload.get("error") if isinstance(payload, dict) else None
+            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise ClientError(f"the OAuth token request to {token_url} failed: {detail}") from None
+        return _read_token(token_url, response.status_code, body)
+
+
+def _read_token(token_url: str, status: int, body: bytes) -> tuple[str, float]:
+    """The access token and its lifetime in a token endpoint's answer."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        payload = None
+    if status != 200 or not isinstance(payload, dict):
+        error = payload.get("error") if isinstance(payload, dict) else None
+        raise ClientError(
+            f"the OAuth token endpoint {token_url} answered HTTP {status}"
+            + (f" ({error[:200]})" if isinstance(error, str) else "")
+        )
+    token = payload.get("access_token")
+    if not isinstance(token, str) or not token:
+        raise ClientError(f"the OAuth token endpoint {token_url} sent no access_token")
+    expires_in = payload.get("expires_in")
+    lifetime = float(expires_in) if isinstance(expires_in, int | float) else 300.0
+    return token, max(lifetime, _REFRESH_MARGIN + 1)
+
+
+def refuse_unsafe_headers(headers: Iterable[tuple[str, str]]) -> None:
+    """Raise `ClientError` for a header a request cannot carry as it is: a value with a line
+    break, NUL or non-ASCII character (it would end the header early, or be refused by the
+    HTTP library with the value in its message), or a name that is not a token. The message
+    names the header, never its value: the value may be a credential."""
+    for name, value in headers:
+        if not _HEADER_NAME.fullmatch(name):
+            raise ClientError(f"refused a header whose name is not a token: {name[:64]!r}")
+        if not _HEADER_VALUE.fullmatch(value):
             raise ClientError(
-                f"the OAuth token endpoint {token_url} answered HTTP {reply.status_code}"
-                + (f" ({error})" if isinstance(error, str) else "")
+                f"refused the {name} header: its value holds a line break (CR, LF), NUL or "
+                "another character a header cannot carry (the value is not shown: it may "
+                "be a credential)"
             )
-        token = payload.get("access_token")
-        if not isinstance(token, str) or not token:
-            raise ClientError(f"the OAuth token endpoint {token_url} sent no access_token")
-        expires_in = payload.get("expires_in")
-        lifetime = float(expires_in) if isinstance(expires_in, int | float) else 300.0
-        return token, max(lifetime, _REFRESH_MARGIN + 1)
 
 
 def _form_escape(value: str) -> str:

@@ -16,7 +16,8 @@ import httpx
 
 from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
 from a2a_core._protocol.client import InvalidReplyError, parse_card
-from a2a_core.client._bodies import read_limited
+from a2a_core.client._auth import refuse_unsafe_headers
+from a2a_core.client._bodies import ACCEPT_ENCODING, read_limited
 from a2a_core.client._errors import CardError, TransportError
 from a2a_core.client._retry import BEFORE_REPLY, RetryPolicy
 from a2a_core.types import AgentCard
@@ -25,6 +26,10 @@ __all__ = ["CardCache", "card_url_for", "fetch_card"]
 
 #: The largest card the client reads (a card is a few KiB; a hostile server's is not).
 MAX_CARD_BYTES: Final = 4 * 1024 * 1024
+#: The largest signing key set (JWKS) the client reads; a few keys are a few KiB.
+MAX_JWKS_BYTES: Final = 1024 * 1024
+#: The most keys a signing key set may hold (each is parsed, and tried, at a cost).
+MAX_JWKS_KEYS: Final = 64
 
 
 def card_url_for(url: str, card_path: str = DEFAULT_CARD_PATH) -> str:
@@ -105,7 +110,12 @@ async def fetch_card(
     card, bad signature) or `TransportError`.
     """
     entry = cache.get(url) if cache is not None else None
-    request_headers = {"Accept": "application/json", **(headers or {})}
+    request_headers = {
+        "Accept": "application/json",
+        **(headers or {}),
+        "Accept-Encoding": ACCEPT_ENCODING,
+    }
+    refuse_unsafe_headers(request_headers.items())
     if entry is not None and entry.etag:
         request_headers["If-None-Match"] = entry.etag
     elif entry is not None and entry.last_modified:
@@ -144,6 +154,8 @@ async def fetch_card(
             raise TransportError(
                 f"could not fetch the agent card at {url}: {_describe(exc)}"
             ) from None
+        except InvalidReplyError as exc:  # an encoding the client does not decode
+            raise CardError(f"{url}: {exc}") from None
     try:
         card = parse_card(body)
     except InvalidReplyError as exc:
@@ -161,8 +173,8 @@ def _verify(body: bytes, keys: Mapping[str, Any], url: str) -> None:
         from a2a_core.signing import CardSignatureError, verify_agent_card
     except ImportError:  # pragma: no cover - the signing extra is not installed
         raise CardError(
-            "verifying card signatures needs the signing extra: "
-            "pip install 'a2aserve-core[signing]'"
+            "verifying card signatures needs the signing extra's packages: "
+            "pip install 'PyJWT[crypto]' rfc8785"
         ) from None
     try:
         verify_agent_card(body, keys)
@@ -170,41 +182,74 @@ def _verify(body: bytes, keys: Mapping[str, Any], url: str) -> None:
         raise CardError(f"the agent card at {url} is not signed by a trusted key: {exc}") from None
 
 
-def _jku_of(body: bytes) -> str | None:
+def _signature_headers(body: bytes) -> list[dict[str, Any]]:
+    """The protected headers of the card's signatures that decode (the others are the
+    verifier's to refuse)."""
+    headers: list[dict[str, Any]] = []
     try:
-        document = json.loads(body)
-        for signature in document.get("signatures") or ():
-            protected = signature.get("protected", "")
-            padded = protected + "=" * (-len(protected) % 4)
-            header = json.loads(base64.urlsafe_b64decode(padded))
-            jku = header.get("jku")
-            if isinstance(jku, str):
-                return jku
-    except (ValueError, TypeError, AttributeError):
-        return None
-    return None
+        signatures = json.loads(body).get("signatures") or ()
+    except (ValueError, AttributeError, RecursionError):
+        return headers
+    for signature in signatures if isinstance(signatures, list) else ():
+        protected = signature.get("protected") if isinstance(signature, dict) else None
+        if not isinstance(protected, str):
+            continue
+        try:
+            header = json.loads(base64.urlsafe_b64decode(protected + "=" * (-len(protected) % 4)))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(header, dict):
+            headers.append(header)
+    return headers
 
 
 async def _jwks_keys(http: httpx.AsyncClient, card_url: str, body: bytes) -> dict[str, Any]:
-    jku = _jku_of(body)
+    """The keys of the JWKS the card's signature names (``jku``) that a signature uses."""
+    headers = _signature_headers(body)
+    jku = next((h["jku"] for h in headers if isinstance(h.get("jku"), str)), None)
     if jku is None:
         raise CardError(f"the agent card at {card_url} has no signature naming its keys (jku)")
     card_origin, key_origin = urlsplit(card_url), urlsplit(jku)
     # A key set named by the card itself proves nothing unless it comes from where the card
-    # came from: the same scheme, host and port.
+    # came from: the same scheme, host and port (and no redirect may take it elsewhere).
     if (card_origin.scheme, card_origin.netloc) != (key_origin.scheme, key_origin.netloc):
         raise CardError(
             f"the card's signing keys are at another origin ({jku}); pass signing_keys= instead"
         )
-    try:
-        reply = await http.get(jku)
-        jwks = reply.json() if reply.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
-        jwks = None
-    keys = jwks.get("keys") if isinstance(jwks, dict) else None
+    keys = (await _read_jwks(http, jku)).get("keys")
     if not isinstance(keys, list):
         raise CardError(f"no key set (JWKS) at {jku}")
-    return {k["kid"]: k for k in keys if isinstance(k, dict) and isinstance(k.get("kid"), str)}
+    if len(keys) > MAX_JWKS_KEYS:
+        raise CardError(f"the key set at {jku} holds more than {MAX_JWKS_KEYS} keys")
+    # Only the keys a signature names are parsed: another key of a type this client does not
+    # know (or cannot use) does not spoil the set.
+    named = {h["kid"] for h in headers if isinstance(h.get("kid"), str)}
+    return {
+        k["kid"]: k
+        for k in keys
+        if isinstance(k, dict) and isinstance(k.get("kid"), str) and k["kid"] in named
+    }
+
+
+async def _read_jwks(http: httpx.AsyncClient, jku: str) -> dict[str, Any]:
+    """The JSON object at ``jku``, read within `MAX_JWKS_BYTES` as it is decoded."""
+    try:
+        async with http.stream(
+            "GET", jku, headers={"Accept-Encoding": ACCEPT_ENCODING}, follow_redirects=False
+        ) as reply:
+            if reply.status_code != 200:
+                raise CardError(f"no key set (JWKS) at {jku}: HTTP {reply.status_code}")
+            body = await read_limited(
+                reply,
+                MAX_JWKS_BYTES,
+                lambda: CardError(f"the key set at {jku} is larger than {MAX_JWKS_BYTES} bytes"),
+            )
+            document = json.loads(body)
+    except (httpx.HTTPError, InvalidReplyError, ValueError, RecursionError) as exc:
+        raise CardError(f"no key set (JWKS) at {jku}: {_describe(exc)[:200]}") from None
+    if not isinstance(document, dict):
+        raise CardError(f"no key set (JWKS) at {jku}")
+    return document
 
 
 def _describe(exc: BaseException) -> str:

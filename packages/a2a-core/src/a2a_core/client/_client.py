@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import httpx
 import msgspec
 
+from a2a_core._install import install_hint
 from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
 from a2a_core._protocol.client import (
     HTTP_BINDINGS,
@@ -35,6 +36,7 @@ from a2a_core.client._exchange import (
     Exchange,
     deadline,
 )
+from a2a_core.client._origins import CredentialPolicy, grpc_url
 from a2a_core.client._retry import RetryPolicy
 from a2a_core.types import (
     AgentCard,
@@ -72,12 +74,23 @@ def _spoken() -> tuple[str, ...]:
     return HTTP_BINDINGS
 
 
+def _interface_url(endpoint: Endpoint, grpc_credentials: Any) -> str:
+    """The endpoint's URL, with a scheme for a gRPC target (TLS when it has credentials)."""
+    if endpoint.binding == "grpc":
+        return grpc_url(endpoint.url, secure=bool(grpc_credentials))
+    return endpoint.url
+
+
 class A2AClient:
     """A client of one agent: its card, the interface chosen on it, and every operation.
 
     Make one with `connect` (reads the card and picks the interface), or directly from an
-    `Endpoint`. It may own its ``httpx.AsyncClient`` (closed by `aclose` or ``async with``)
-    or use the caller's (left open). Works under asyncio and trio, and from inside an agent
+    `Endpoint`. The caller's credentials go only to the origin it connected to (the card's
+    URL, ``card_url``, else the endpoint's) and to the origins ``credential_origins`` lists,
+    and over plain http only to loopback or a listed origin (`CredentialRefusedError`
+    otherwise; OAuth client secrets go to a token URL at any origin, over https). It may
+    own its ``httpx.AsyncClient`` (closed by `aclose` or ``async with``) or use the
+    caller's (left open). Works under asyncio and trio, and from inside an agent
     (an agent calling another agent): errors the other agent answers are `AgentError`,
     which the calling agent's server never mistakes for its own.
     """
@@ -98,6 +111,8 @@ class A2AClient:
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         grpc_credentials: Any = None,
+        credential_origins: Sequence[str] = (),
+        card_url: str | None = None,
     ) -> None:
         if tenant is not None:
             endpoint = Endpoint(endpoint.url, endpoint.binding, endpoint.dialect, tenant)
@@ -111,6 +126,9 @@ class A2AClient:
             "resume": resume,
             "max_reply_bytes": max_reply_bytes,
             "max_event_bytes": max_event_bytes,
+            "credential_policy": CredentialPolicy.of(
+                card_url or _interface_url(endpoint, grpc_credentials), credential_origins
+            ),
         }
         http_client = http if http is not None else httpx.AsyncClient()
         self._exchange: Exchange | GrpcExchange
@@ -119,7 +137,8 @@ class A2AClient:
                 from a2a_grpc._client import GrpcExchange
             except ImportError:
                 raise NoUsableInterfaceError(
-                    f"the interface at {endpoint.url} is gRPC: pip install a2aserve-grpc"
+                    f"the interface at {endpoint.url} is gRPC, which needs the a2aserve-grpc "
+                    f"distribution: {install_hint('a2aserve-grpc')}"
                 ) from None
             self._exchange = GrpcExchange(
                 http_client, endpoint, channel_credentials=grpc_credentials, **options
@@ -169,6 +188,7 @@ class A2AClient:
         max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
         grpc_credentials: Any = None,
+        credential_origins: Sequence[str] = (),
     ) -> A2AClient:
         """Read the card of the agent at ``url`` and return a client of the interface chosen.
 
@@ -181,7 +201,9 @@ class A2AClient:
         refuse a card whose signature does not verify (`CardError`). ``grpc_credentials``
         are a gRPC interface's channel credentials (``grpc.ssl_channel_credentials(...)``);
         by default TLS with the system's roots when the card was read over ``https``,
-        plaintext otherwise. The other keywords are the constructor's.
+        plaintext otherwise. ``credential_origins`` lists the origins besides the card's
+        (``https://auth.example``) that may have the caller's credentials, also over plain
+        http. The other keywords are the constructor's.
         """
         own_http = http is None
         http = http if http is not None else httpx.AsyncClient()
@@ -217,6 +239,8 @@ class A2AClient:
                 max_reply_bytes=max_reply_bytes,
                 max_event_bytes=max_event_bytes,
                 grpc_credentials=grpc_credentials,
+                credential_origins=credential_origins,
+                card_url=location,
             )
             client._owns_http = own_http
             if extended_card and card.capabilities.extended_agent_card:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from a2a_core._protocol.client import ClientError
 
-__all__ = ["CardError", "TransportError"]
+__all__ = ["CardError", "CredentialRefusedError", "TransportError"]
 
 
 class TransportError(ClientError):
@@ -21,3 +21,9 @@ class CardError(ClientError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         self.status = status
         super().__init__(message)
+
+
+class CredentialRefusedError(ClientError):
+    """The client refused to send a credential where it would leak: over plain http off
+    loopback, or to an origin the caller did not connect to (the message says which, and
+    how to allow it). Raised before anything is sent; the message never holds the value."""

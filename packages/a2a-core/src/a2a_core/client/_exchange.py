@@ -1,7 +1,8 @@
 """One agent's interface, spoken over httpx: calls, streams, and what keeps them safe (L2).
 
 `Exchange` owns what the sans-IO protocol leaves to the caller: the HTTP exchange, the
-credentials each request carries, retries of connection failures (`RetryPolicy`), the one
+credentials each request carries (only where `CredentialPolicy` allows, never across a
+redirect to another origin), retries of connection failures (`RetryPolicy`), the one
 retry after a 401 with a fresh OAuth token, the bounds on what a reply may cost
 (``max_reply_bytes``, ``max_event_bytes``), and the resumption of a stream cut mid-way:
 SubscribeToTask from the last event id received (``Last-Event-ID``), repeats dropped, and the
@@ -38,9 +39,15 @@ from a2a_core._protocol.client import (
 from a2a_core._protocol.http import HttpRequest
 from a2a_core._protocol.operations import Operation
 from a2a_core._protocol.sse import CLOSING_STATES, SUBSCRIPTION_CLOSING_STATES, ends_stream
-from a2a_core.client._auth import Credentials, TokenSource, apply_credentials
-from a2a_core.client._bodies import chunks, read_limited
+from a2a_core.client._auth import (
+    Credentials,
+    TokenSource,
+    apply_credentials,
+    refuse_unsafe_headers,
+)
+from a2a_core.client._bodies import ACCEPT_ENCODING, chunks, read_limited
 from a2a_core.client._errors import TransportError
+from a2a_core.client._origins import CredentialPolicy, send_guarded
 from a2a_core.client._retry import BEFORE_REPLY, RetryPolicy
 from a2a_core.types import (
     AgentCard,
@@ -141,6 +148,7 @@ class Exchange:
         resume: bool,
         max_reply_bytes: int,
         max_event_bytes: int,
+        credential_policy: CredentialPolicy,
     ) -> None:
         self.http = http
         self.endpoint = endpoint
@@ -148,7 +156,12 @@ class Exchange:
         #: caller's credentials go in the usual places).
         self.card: AgentCard | None = None
         self._credentials = credentials
-        self._tokens = TokenSource(credentials.oauth) if credentials.oauth else None
+        self._policy = credential_policy
+        self._tokens = (
+            TokenSource(credentials.oauth, credential_origins=credential_policy.allowed)
+            if credentials.oauth
+            else None
+        )
         self._headers = list(headers)
         self._extensions = tuple(extensions)
         self._retry = retry
@@ -200,23 +213,36 @@ class Exchange:
 
     # --- the machinery ---------------------------------------------------------------------
 
-    async def _to_httpx(self, request: HttpRequest, timeout: float | None) -> httpx.Request:
+    async def _to_httpx(
+        self, request: HttpRequest, timeout: float | None
+    ) -> tuple[httpx.Request, list[str]]:
+        """The request to send, and the names of the headers that carry credentials (which
+        no redirect to another origin may keep)."""
         applied = await apply_credentials(self.card, self._credentials, self._tokens, self.http)
+        if applied.headers or applied.query or applied.cookies:
+            self._policy.check_interface(self.endpoint.url)
         url = request_url(request)
         if applied.query:
             extra = urlencode(applied.query)
             url = f"{url}{'&' if '?' in url else '?'}{extra}"
-        headers = [*request.headers.items(), *applied.headers, *_trace_headers()]
+        headers = [
+            *request.headers.items(),
+            *applied.headers,
+            *_trace_headers(),
+            ("accept-encoding", ACCEPT_ENCODING),
+        ]
         if applied.cookies:
             cookie = "; ".join(f"{k}={v}" for k, v in applied.cookies.items())
             headers.append(("cookie", cookie))
-        return self.http.build_request(
+        refuse_unsafe_headers(headers)
+        outgoing = self.http.build_request(
             request.method,
             url,
             headers=headers,
             content=request.body or None,
             timeout=_httpx_timeout(timeout),
         )
+        return outgoing, [name for name, _ in applied.headers]
 
     async def _send(self, request: HttpRequest, timeout: float | None) -> httpx.Response:
         """The response's head (the body not read yet), after the retries the policy allows
@@ -226,9 +252,9 @@ class Exchange:
         retry = 0
         refreshed = False
         while True:
-            outgoing = await self._to_httpx(request, timeout)
+            outgoing, secret_headers = await self._to_httpx(request, timeout)
             try:
-                response = await self.http.send(outgoing, stream=True)
+                response = await send_guarded(self.http, outgoing, secret_headers)
             except BEFORE_REPLY:
                 if retry + 1 >= policy.attempts or time.monotonic() - started > policy.deadline:
                     raise

@@ -68,7 +68,7 @@ def install_providers() -> Callable[[], None]:
     except ImportError:
         raise OpenTelemetrySetupError(
             "the OpenTelemetry SDK is not installed: "
-            "pip install 'a2aserve-core[otel]' opentelemetry-sdk"
+            "pip install opentelemetry-api opentelemetry-sdk"
         ) from None
 
     resource = Resource.create()  # OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES

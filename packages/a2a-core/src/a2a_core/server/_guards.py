@@ -99,6 +99,11 @@ class ExecutionGuards:
     shutdown_grace: float = 5.0
     """Seconds running agents get to finish when the server stops (``A2AServer.shutdown``);
     then their tasks are failed and the agents cancelled."""
+    show_errors: bool = False
+    """For development: a task the agent failed says what it raised (the exception's type
+    and message, at most 1,000 characters, never a traceback) after "The agent failed
+    while processing the request.". Whoever reads the task reads it: off by default, and
+    warned about by the runners when the server listens beyond loopback."""
     clock: Callable[[], float] = time.monotonic
     """Monotonic seconds, what both timeouts are measured with; inject one to control time
     in tests."""

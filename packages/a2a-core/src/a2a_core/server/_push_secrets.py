@@ -68,7 +68,7 @@ class PushSecretCipher:
     ``keys``: Fernet keys (url-safe base64 of 32 bytes, as `generate_key` makes them), newest
     first. The first encrypts; all of them decrypt, so a key can be rotated without losing
     the configs stored under the one before. Empty secrets stay empty (nothing to hide).
-    Needs the ``cryptography`` package (``pip install "a2aserve-core[crypto]"``).
+    Needs the ``cryptography`` package (the ``crypto`` extra: ``pip install cryptography``).
     """
 
     def __init__(self, keys: Sequence[str | bytes]) -> None:
@@ -183,7 +183,7 @@ def _fernet() -> tuple[type[Fernet], type[MultiFernet]]:
     try:
         from cryptography.fernet import Fernet, MultiFernet
     except ImportError:
-        install = 'pip install "a2aserve-core[crypto]"'
+        install = "pip install cryptography"
         raise ImportError(
             f"encrypting push secrets needs the cryptography package: {install}"
         ) from None

@@ -34,6 +34,7 @@ from a2a_core._protocol.errors import (
     MissingBaseUrlError,
     ServerUnavailableError,
 )
+from a2a_core._protocol.hosts import REFUSED_HOST_TEXT, HostAllowList, loopback_hosts
 from a2a_core._protocol.http import HttpRequest, HttpResponse, SseResponse
 from a2a_core._protocol.refusal import Refusal
 from a2a_core._protocol.server import ProtocolOptions, ServerProtocol
@@ -57,7 +58,6 @@ from a2a_core.server._handlers import (
     task_named,
 )
 from a2a_core.server._health import Health, check_backend
-from a2a_core.server._hosts import REFUSED_HOST_TEXT, HostAllowList, loopback_hosts
 from a2a_core.server._limits import TaskLimits
 from a2a_core.server._messages import agent_message
 from a2a_core.server._options import PushOptions, StreamOptions
@@ -154,15 +154,6 @@ class A2AServer:
             ``idempotent_sends``: a message sent again by the same caller is answered with
             what it started, on by default). Running again needs a backend that outlives
             the process (Redis, SQL): see ``docs/durability.md``.
-        allowed_hosts: The ``Host`` names the server answers for (exact, ``.example.com``
-            for a domain and its subdomains, ``"*"`` for any); a request naming another is
-            answered 421 (the guard against DNS rebinding: ``docs/security.md``). ``None``
-            (the default): any, unless a whole-process runner binds loopback, which then
-            allows loopback's names and the public URL's (`guard_loopback`).
-        show_errors: For development: a task the agent failed says what it raised (the
-            exception's type and message, never a traceback) in its status message,
-            instead of only "The agent failed...". Anyone who can read the task reads it:
-            off by default, and warned about when served beyond loopback.
     """
 
     def __init__(
@@ -185,11 +176,7 @@ class A2AServer:
         observer: Observer | None = None,
         console: bool | str | None = False,
         recovery: RecoveryPolicy | Recovery | str | None = None,
-        allowed_hosts: Sequence[str] | None = None,
-        show_errors: bool = False,
     ) -> None:
-        #: The Host names answered (``None``: any; see `guard_loopback`).
-        self.allowed_hosts = None if allowed_hosts is None else HostAllowList(allowed_hosts)
         #: Enforces the card's security requirements (``None``: identities come from
         #: upstream middleware only); built first, so a card and verifiers that do not fit
         #: fail here.
@@ -197,6 +184,11 @@ class A2AServer:
             Authenticator(card, authenticators) if authenticators is not None else None
         )
         options = protocol or ProtocolOptions()
+        #: The Host names answered (``ProtocolOptions.allowed_hosts``; ``None``: any, see
+        #: `guard_loopback`).
+        self.allowed_hosts = (
+            None if options.allowed_hosts is None else HostAllowList(options.allowed_hosts)
+        )
         self.extensions = tuple(extensions)
         self.protocol = ServerProtocol(
             card,
@@ -244,7 +236,6 @@ class A2AServer:
         #: What becomes of lost executions (see :class:`~a2a_core.server.RecoveryPolicy`).
         self.recovery = recovery
         self.runtime.max_checkpoint_bytes = recovery.max_checkpoint_bytes
-        self.runtime.show_errors = bool(show_errors)
         # An observed server whose lost work runs again keeps each execution's trace
         # context with its task, for the next attempt to join (``_recovery``).
         self.storage.carry_trace = recovery.recovers and observer is not None
@@ -259,6 +250,7 @@ class A2AServer:
         #: service.
         self.guard_options = guards if guards is not None else ExecutionGuards()
         self.guards = Guards(self.guard_options, self.runtime)
+        self.runtime.show_errors = self.guard_options.show_errors
         #: Claims and runs the next attempts of lost executions (see ``_recovering``).
         self.recoverer = Recoverer(recovery, self.runtime, self.storage, self.guards)
         self.services = (*self.backend.services, self.guards.service)
@@ -443,6 +435,22 @@ class A2AServer:
         console = self.protocol.console
         return None if console is None else console.path
 
+    def allow_hosts(self, names: Sequence[str]) -> None:
+        """Answer only these ``Host`` names from now on, as ``ProtocolOptions.allowed_hosts``
+        says (for a server built elsewhere: ``a2aserve serve --allowed-hosts``); call it
+        before serving. `ValueError` for a name that is no host name."""
+        self.allowed_hosts = HostAllowList(names)
+
+    @property
+    def show_errors(self) -> bool:
+        """Whether a failed task says what the agent raised (``ExecutionGuards.show_errors``;
+        settable before serving, as ``a2aserve serve --show-errors`` does)."""
+        return self.runtime.show_errors
+
+    @show_errors.setter
+    def show_errors(self, on: bool) -> None:
+        self.runtime.show_errors = bool(on)
+
     def guard_loopback(self, host: str, public_url: str | None = None) -> bool:
         """Answer only loopback's Host names (and the public URL's) when ``host``, the
         address listened on, is a loopback one and no ``allowed_hosts`` were given: a
@@ -461,7 +469,7 @@ class A2AServer:
             self._reported.add("host")
             logger.warning(
                 "refused a request naming a Host not in allowed_hosts (%s): a DNS-rebinding "
-                "page, or a name to add to allowed_hosts (docs/security.md)",
+                "page, or a name to add to ProtocolOptions.allowed_hosts (docs/security.md)",
                 ", ".join(self.allowed_hosts.names) if self.allowed_hosts else "",
             )
         headers = (("content-type", "text/plain; charset=utf-8"),)
@@ -470,13 +478,15 @@ class A2AServer:
     def warn_if_console_exposed(self, host: str) -> bool:
         """Log a warning when the console is served and ``host``, the address listened
         on, is not a loopback one: anyone who can reach it can then open the console (and,
-        where the agent needs no credentials, talk to it); the same for ``show_errors``.
+        where the agent needs no credentials, talk to it); the same for
+        ``ExecutionGuards.show_errors``.
         Whole-process runners call this (``a2a_starlette.run``, ``a2a_aiohttp.run``,
         ``a2aserve serve``). True if warned of the console."""
         if self.runtime.show_errors and not _is_loopback(host):
             logger.warning(
-                "show_errors is on and the server listens on %s: the exceptions of failed "
-                "tasks are shown to whoever reads them; turn it off outside development",
+                "ExecutionGuards.show_errors is on and the server listens on %s: the "
+                "exceptions of failed tasks are shown to whoever reads them; turn it off "
+                "outside development",
                 host or "every address",
             )
         if self.console_path is None or _is_loopback(host):

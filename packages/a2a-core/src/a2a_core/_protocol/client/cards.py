@@ -20,6 +20,7 @@ from urllib.parse import urljoin
 
 import msgspec
 
+from a2a_core._install import install_hint
 from a2a_core._protocol import codec
 from a2a_core._protocol.client.errors import InvalidReplyError, NoUsableInterfaceError
 from a2a_core._protocol.operations import Binding, Dialect
@@ -169,7 +170,7 @@ def choose_interface(
         if "GRPC" not in spoken and any(
             i.protocol_binding.upper() == "GRPC" for i in card.supported_interfaces
         ):
-            hint = " (for GRPC: pip install a2aserve-grpc)"
+            hint = f" (for GRPC, a2aserve-grpc: {install_hint('a2aserve-grpc')})"
         raise NoUsableInterfaceError(
             f"the agent card lists no interface{asked} that this client speaks "
             f"({speaks}, version 1.0 or 0.3); it lists: {offered or 'none'}{hint}"

@@ -1,10 +1,10 @@
-"""The Host names a server answers for (L2): the guard against DNS rebinding.
+"""The Host names a server answers for (L1, pure): the guard against DNS rebinding.
 
 A page on ``evil.example`` whose name is made to resolve to 127.0.0.1 makes the browser
 send its requests to a server listening on loopback, with ``Host: evil.example``, and read
 the answers as that page's own origin (the console's, ListTasks). A server that answers only
 the names that reach it honestly cannot be read that way, as Django's ``ALLOWED_HOSTS`` and
-Vite's ``server.allowedHosts`` do. `A2AServer(allowed_hosts=...)` sets the names; the
+Vite's ``server.allowedHosts`` do. ``ProtocolOptions(allowed_hosts=...)`` sets the names; the
 whole-process runners (``a2a_starlette.run``, ``a2a_aiohttp.run``, ``a2aserve serve``) set
 the loopback ones (`loopback_hosts`) for a server bound to loopback that has none.
 """
@@ -21,7 +21,7 @@ __all__ = ["HostAllowList", "REFUSED_HOST_TEXT", "loopback_hosts"]
 #: The body of a refused request's answer (421 Misdirected Request).
 REFUSED_HOST_TEXT: Final = (
     b"This server does not answer for the Host this request names. Ask its operator to "
-    b"add the name to allowed_hosts (A2AServer, --allowed-hosts, A2ASERVE_ALLOWED_HOSTS).\n"
+    b"add the name to allowed_hosts (ProtocolOptions, --allowed-hosts).\n"
 )
 
 #: The names that reach a loopback listener honestly.
