@@ -180,6 +180,17 @@ async def test_a_gzip_of_gzip_bomb_is_refused_before_it_inflates(target: str) ->
     assert peak < BOMB_PEAK_LIMIT, f"{peak / MiB:.0f} MiB allocated"
 
 
+async def test_codings_stacked_past_three_are_refused_before_any_is_undone() -> None:
+    body = b"{}"
+    for _ in range(4):
+        body = gzip.compress(body)
+    async with raw_agent() as agent:
+        with pytest.raises(InvalidReplyError, match="names 4 codings"):
+            await _reply_bomb(agent, "gzip, gzip, gzip, gzip", body)
+        with pytest.raises(InvalidReplyError, match="names 5000 codings"):
+            await _reply_bomb(agent, ", ".join(["gzip"] * 5000), body)
+
+
 @pytest.mark.parametrize("target", ["reply", "card", "oauth-token"])
 async def test_a_zstd_bomb_is_refused_without_decoding_it(target: str) -> None:
     # zlib bounds what it inflates; the zstd binding does not, so the client neither asks
@@ -346,8 +357,7 @@ async def test_an_oauth_secret_never_goes_to_a_plain_http_token_url_off_loopback
                 with pytest.raises(CredentialRefusedError) as refused:
                     await client.get_task("t1")
             assert proxy.received == []  # neither the token endpoint nor the agent was asked
-            assert "http://auth.test:80" in str(refused.value)
-            assert "credential_origins=['http://auth.test:80']" in str(refused.value)
+            assert "credential_origins=['http://" in str(refused.value)
 
             # Allowed explicitly, both get what they need.
             async with await A2AClient.connect(
@@ -380,21 +390,30 @@ async def test_a_token_never_goes_over_plain_http_off_loopback() -> None:
 
 async def test_an_api_key_never_goes_to_an_interface_at_another_origin_unless_allowed() -> None:
     async with raw_agent() as card_host, raw_agent() as other:
-        # The card is read from one origin and names an interface at another (another port).
-        card_host.card = v1_card(other.url + "/rpc")
+        # The card is read from one host and names an interface on another (``localhost``
+        # is another host name than ``127.0.0.1``, whatever it resolves to).
+        elsewhere = other.url.replace("127.0.0.1", "localhost")
+        card_host.card = v1_card(elsewhere + "/rpc")
         other.rpc = tasks
         credentials = Credentials(api_key="s3cret")
         async with await A2AClient.connect(
             card_host.url, card_cache=None, credentials=credentials
         ) as client:
-            with pytest.raises(CredentialRefusedError, match="another origin"):
+            with pytest.raises(CredentialRefusedError, match="another host"):
                 await client.get_task("t1")
         assert other.received == []
         async with await A2AClient.connect(
-            card_host.url, card_cache=None, credentials=credentials, credential_origins=[other.url]
+            card_host.url, card_cache=None, credentials=credentials, credential_origins=[elsewhere]
         ) as client:
             await client.get_task("t1")
         assert other.received[0].headers["x-api-key"] == "s3cret"
+        # The same host on another port (gRPC beside HTTP, say) is the caller's host.
+        card_host.card = v1_card(other.url + "/rpc")
+        async with await A2AClient.connect(
+            card_host.url, card_cache=None, credentials=credentials
+        ) as client:
+            await client.get_task("t1")
+        assert other.received[1].headers["x-api-key"] == "s3cret"
 
 
 @pytest.mark.parametrize(
@@ -421,13 +440,41 @@ async def test_the_token_url_rule(url: str, allowed: tuple[str, ...], refused: b
     assert isinstance(caught.value, CredentialRefusedError) is refused
 
 
-async def test_the_interface_rule_compares_origins_with_their_ports() -> None:
+async def test_the_interface_rule_compares_hosts() -> None:
     policy = CredentialPolicy.of("https://agent.example/a2a/agent.json")
     policy.check_interface("https://agent.example:443/rpc")  # the same origin
-    with pytest.raises(CredentialRefusedError, match="another origin"):
-        policy.check_interface("https://agent.example:8443/rpc")
+    policy.check_interface("https://agent.example:8443/rpc")  # the same host
+    with pytest.raises(CredentialRefusedError, match="another host"):
+        policy.check_interface("https://agent.example.evil.test/rpc")
     with pytest.raises(CredentialRefusedError, match="plain http"):
         policy.check_interface("http://agent.example/rpc")
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed", "refused"),
+    [
+        ("https://collector.evil.test/token", (), True),  # named by a card: any URL
+        ("https://agent.example:8443/token", (), False),  # on the card's host
+        ("https://auth.example/token", ("https://auth.example",), False),  # allowed
+    ],
+)
+async def test_a_token_url_the_card_names_gets_the_secret_only_where_allowed(
+    url: str, allowed: tuple[str, ...], refused: bool
+) -> None:
+    from a2a_core.client import TokenSource
+
+    source = TokenSource(
+        OAuthClientCredentials("app", "pw"),
+        credential_origins=allowed,
+        home="https://agent.example/.well-known/agent-card.json",
+    )
+    transport = httpx.MockTransport(lambda request: httpx.Response(599))
+    async with httpx.AsyncClient(transport=transport) as http:
+        with pytest.raises(ClientError) as caught:
+            await source.token(http, url, named_by_card=True)
+    assert isinstance(caught.value, CredentialRefusedError) is refused
+    if refused:
+        assert "token_url=" in str(caught.value) and "pw" not in str(caught.value)
 
 
 # --- #10: a redirect never carries a credential header to another origin ----------------------

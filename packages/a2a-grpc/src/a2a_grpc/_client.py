@@ -85,7 +85,11 @@ class GrpcExchange:
         self._credentials = credentials
         self._policy = credential_policy
         self._tokens = (
-            TokenSource(credentials.oauth, credential_origins=credential_policy.allowed)
+            TokenSource(
+                credentials.oauth,
+                credential_origins=credential_policy.allowed,
+                home=credential_policy.home,
+            )
             if credentials.oauth
             else None
         )
@@ -113,9 +117,9 @@ class GrpcExchange:
         await self._channel.close()
 
     async def _metadata(self, headers: tuple[tuple[str, str], ...]) -> list[tuple[str, str]]:
+        if self._credentials:
+            self._policy.check_interface(self._url)  # before any token is fetched
         applied = await apply_credentials(self.card, self._credentials, self._tokens, self.http)
-        if applied.headers or applied.query or applied.cookies:
-            self._policy.check_interface(self._url)
         metadata = [(name, value) for name, value in headers if name != "content-type"]
         metadata += [(name.lower(), value) for name, value in applied.headers]
         # gRPC has no query string or cookies: an API key the card puts there goes in the

@@ -25,10 +25,17 @@ from a2a_core.types import (
 
 __all__ = ["Printer", "escape_controls"]
 
-#: Every control character a terminal may act on (C0 but newline and tab, DEL, C1), shown
-#: as its Python escape: ``\x1b]52;...`` prints as the text ``\x1b]52;...``.
+#: Every control character a terminal may act on (C0 but newline and tab, DEL, C1), and the
+#: bidirectional overrides, shown as their Python escapes: ``\x1b]52;...`` prints as the
+#: text ``\x1b]52;...``.
 _VISIBLE: Final = {
     code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\n\t"
+} | {
+    # Bidirectional embeddings, overrides and isolates: a terminal does not act on them,
+    # but they reorder what it shows ("Trojan Source"). Joiners and marks that scripts and
+    # emoji need (U+200C, U+200D, U+200E...) are left alone.
+    code: f"\\u{code:04x}"
+    for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 }
 #: What JSON leaves raw in a string (it escapes only C0): DEL and C1, as JSON escapes,
 #: which decode to the same text.

@@ -726,9 +726,19 @@ def listen(host: str, port: int) -> list[socket.socket]:
     except socket.gaierror as exc:
         raise ListenError(f"cannot listen on {where}: {exc.strerror}") from None
     bound: list[socket.socket] = []
+    skipped: OSError | None = None
     try:
         for family, kind, proto, _, address in dict.fromkeys(found):
-            bound.append(_bind(family, kind, proto, address))
+            try:
+                bound.append(_bind(family, kind, proto, address))
+            except OSError as exc:
+                if exc.errno not in _UNAVAILABLE:
+                    raise
+                # An address this machine cannot have (IPv6 off in a container, for
+                # ``localhost``'s ::1): skipped, as asyncio's create_server skips it.
+                skipped = exc
+        if not bound and skipped is not None:
+            raise skipped
     except OSError as exc:
         for sock in bound:
             sock.close()
@@ -736,6 +746,10 @@ def listen(host: str, port: int) -> list[socket.socket]:
             raise ListenError(f"port {where} is in use (choose another with --port)") from None
         raise ListenError(f"cannot listen on {where}: {exc.strerror or exc}") from None
     return bound
+
+
+#: Why an address of the host cannot be bound here, as opposed to a mistake.
+_UNAVAILABLE: Final = frozenset({errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT})
 
 
 def _bind(family: int, kind: int, proto: int, address: Any) -> socket.socket:

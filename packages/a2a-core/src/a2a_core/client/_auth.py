@@ -97,21 +97,32 @@ class TokenSource:
     """OAuth 2.0 client-credentials tokens, cached until shortly before they expire."""
 
     def __init__(
-        self, client: OAuthClientCredentials, *, credential_origins: Iterable[str] = ()
+        self,
+        client: OAuthClientCredentials,
+        *,
+        credential_origins: Iterable[str] = (),
+        home: str = "",
     ) -> None:
-        """``credential_origins``: origins the caller allows the client secret to go to
-        over plain http (else only https, or http to loopback)."""
+        """``credential_origins``: origins the caller allows the client secret to go to,
+        also over plain http (else only https, or http to loopback). ``home``: the URL the
+        caller connected to, whose host may receive the secret at a token URL the card
+        names (`check_token_url`)."""
         self._client = client
         self._allowed = frozenset(origin_of(url) for url in credential_origins)
+        self._home = origin_of(home) if home else ""
         self._tokens: dict[str, tuple[str, float]] = {}
         self._lock = anyio.Lock()
 
-    async def token(self, http: httpx.AsyncClient, token_url: str) -> str:
-        """A valid token from ``token_url`` (fetched when none is cached or it expires)."""
+    async def token(
+        self, http: httpx.AsyncClient, token_url: str, *, named_by_card: bool = False
+    ) -> str:
+        """A valid token from ``token_url`` (fetched when none is cached or it expires);
+        ``named_by_card``: the URL comes from the agent's card, not from the caller."""
         async with self._lock:
             cached = self._tokens.get(token_url)
             if cached is not None and cached[1] > time.monotonic():
                 return cached[0]
+            check_token_url(token_url, self._allowed, named_by_card=named_by_card, home=self._home)
             token, lifetime = await self._fetch(http, token_url)
             self._tokens[token_url] = (token, time.monotonic() + lifetime - _REFRESH_MARGIN)
             return token
@@ -121,7 +132,6 @@ class TokenSource:
         self._tokens.clear()
 
     async def _fetch(self, http: httpx.AsyncClient, token_url: str) -> tuple[str, float]:
-        check_token_url(token_url, self._allowed)
         client = self._client
         form = {"grant_type": "client_credentials"}
         if client.scopes:
@@ -252,7 +262,8 @@ async def _apply_scheme(
         return
     token_url = _token_url(scheme, credentials)
     if token_url is not None and tokens is not None:
-        token = await tokens.token(http, token_url)
+        given = credentials.oauth is not None and credentials.oauth.token_url == token_url
+        token = await tokens.token(http, token_url, named_by_card=not given)
         applied.headers.append(("Authorization", f"Bearer {token}"))
 
 

@@ -70,6 +70,10 @@ class _Inflate:
         return b"" if self._zlib.eof else self._zlib.flush()
 
 
+#: The most codings a reply's ``Content-Encoding`` may stack (``gzip, gzip`` is two).
+MAX_CODINGS = 3
+
+
 class BodyDecoder:
     """Undoes a reply's ``Content-Encoding`` (the codings in the order they were applied),
     yielding the decoded body in pieces of at most `PIECE_BYTES`."""
@@ -82,6 +86,14 @@ class BodyDecoder:
             raise InvalidReplyError(
                 f"the reply's Content-Encoding {', '.join(unknown)[:100]} is not one the "
                 f"client accepts ({ACCEPT_ENCODING})",
+                status=status,
+            )
+        if len(codings) > MAX_CODINGS:
+            # No server compresses twice on purpose; thousands of layers would cost a
+            # decoder each and as many nested generators.
+            raise InvalidReplyError(
+                f"the reply's Content-Encoding names {len(codings)} codings; the client "
+                f"undoes at most {MAX_CODINGS}",
                 status=status,
             )
         # The last coding applied is the first to undo.

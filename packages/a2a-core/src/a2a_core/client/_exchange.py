@@ -158,7 +158,11 @@ class Exchange:
         self._credentials = credentials
         self._policy = credential_policy
         self._tokens = (
-            TokenSource(credentials.oauth, credential_origins=credential_policy.allowed)
+            TokenSource(
+                credentials.oauth,
+                credential_origins=credential_policy.allowed,
+                home=credential_policy.home,
+            )
             if credentials.oauth
             else None
         )
@@ -218,9 +222,12 @@ class Exchange:
     ) -> tuple[httpx.Request, list[str]]:
         """The request to send, and the names of the headers that carry credentials (which
         no redirect to another origin may keep)."""
-        applied = await apply_credentials(self.card, self._credentials, self._tokens, self.http)
-        if applied.headers or applied.query or applied.cookies:
+        credentials = self._credentials
+        if credentials:
+            # Before any token is fetched: an interface the caller's credentials may not
+            # reach gets none, and costs no request to the token endpoint.
             self._policy.check_interface(self.endpoint.url)
+        applied = await apply_credentials(self.card, credentials, self._tokens, self.http)
         url = request_url(request)
         if applied.query:
             extra = urlencode(applied.query)

@@ -6,9 +6,11 @@ caller's secrets where the caller did not mean them to go. The rule (docs/client
 - a credential goes over https, or over plain http to a loopback host only (the network
   never sees it), unless the caller allowed the origin (``credential_origins``);
 - the caller's own credentials (API key, bearer token, user and password, and the OAuth
-  tokens fetched for it) go to an interface at the origin the caller connected to (the
-  card's, or the endpoint's it gave), or at an origin it allowed; an OAuth client secret
-  goes to the token URL at any origin (authorization servers are usually elsewhere);
+  tokens fetched for it) go to an interface on the host the caller connected to (the
+  card's, or the endpoint's it gave; any port, as cookies are scoped: gRPC beside HTTP),
+  or at an origin it allowed; an OAuth client secret goes to a token URL the caller gave
+  (``token_url=``), or to one the card names only on that host or at an allowed origin
+  (else a hostile card could collect it);
 - a redirect to another origin loses every credential header.
 """
 
@@ -80,20 +82,35 @@ class CredentialPolicy:
         if origin in self.allowed:
             return
         _check_transport(url, origin, "the caller's credentials")
-        if origin != self.home:
+        if not same_host(origin, self.home):
             raise CredentialRefusedError(
                 f"refused to send the caller's credentials to {origin}: the card names an "
-                f"interface at another origin than {self.home}, where the client connected; "
+                f"interface on another host than {self.home}, where the client connected; "
                 f"if that agent may have them, pass credential_origins=['{origin}']"
             )
 
 
-def check_token_url(url: str, allowed: Collection[str]) -> None:
-    """Refuse to send an OAuth client secret to ``url`` over plain http off loopback
-    (``allowed``: the origins the caller allowed, in `origin_of` form)."""
+def same_host(origin: str, home: str) -> bool:
+    """Whether two origins (`origin_of` form) are on one host, whatever their ports."""
+    return bool(home) and origin.rpartition(":")[0] == home.rpartition(":")[0]
+
+
+def check_token_url(
+    url: str, allowed: Collection[str], *, named_by_card: bool = False, home: str = ""
+) -> None:
+    """Refuse to send an OAuth client secret to ``url``: over plain http off loopback, and,
+    when the card named it (``named_by_card``), anywhere but the ``home`` host or an
+    ``allowed`` origin (`origin_of` forms)."""
     origin = origin_of(url)
-    if origin not in allowed:
-        _check_transport(url, origin, "the OAuth client secret")
+    if origin in allowed:
+        return
+    _check_transport(url, origin, "the OAuth client secret")
+    if named_by_card and not same_host(origin, home):
+        raise CredentialRefusedError(
+            f"refused to send the OAuth client secret to {origin}, the token URL the card "
+            f"names: a card may name any URL. If that is your authorization server, pass "
+            f"token_url='{url}' or credential_origins=['{origin}']"
+        )
 
 
 def _check_transport(url: str, origin: str, what: str) -> None:

@@ -185,12 +185,30 @@ def trace_of(task: Task) -> dict[str, str]:
     return {k: v for k, v in trace.items() if isinstance(k, str) and isinstance(v, str)}
 
 
+#: The headers of a trace context that the execution record keeps (W3C, B3, Jaeger):
+#: never baggage, under whatever name a propagator writes it (``baggage``,
+#: ``ot-baggage-*``, ``uberctx-*``): the task is shown to its caller, and baggage may carry
+#: what a deployment did not mean to show.
+TRACE_HEADERS: Final = frozenset(
+    {
+        "traceparent",
+        "tracestate",
+        "b3",
+        "x-b3-traceid",
+        "x-b3-spanid",
+        "x-b3-parentspanid",
+        "x-b3-sampled",
+        "x-b3-flags",
+        "uber-trace-id",
+    }
+)
+
+
 def record_with_trace(headers: Mapping[str, str]) -> dict[str, str] | None:
     """What of ``headers`` (an observer's `push_context_headers`) the execution record
-    keeps: the trace context without the baggage (the task is shown to its caller, and
-    baggage may carry what a deployment did not mean to show), ``None`` when nothing is
-    left or it is over `MAX_TRACE_BYTES`."""
-    kept = {k: v for k, v in headers.items() if k.lower() != "baggage"}
+    keeps: the trace context alone (`TRACE_HEADERS`), ``None`` when nothing is left or it
+    is over `MAX_TRACE_BYTES`."""
+    kept = {k: v for k, v in headers.items() if k.lower() in TRACE_HEADERS}
     if not kept or sum(len(k) + len(v) for k, v in kept.items()) > MAX_TRACE_BYTES:
         return None
     return kept

@@ -23,7 +23,7 @@ import anyio.from_thread
 import anyio.lowlevel
 import msgspec
 
-from a2a_core._protocol.errors import A2AError, InvalidParamsError
+from a2a_core._protocol.errors import A2AError, InternalError, InvalidParamsError
 from a2a_core._protocol.lifecycle import ends_wait
 from a2a_core.server._agent import Agent, AuthRequired, InputRequired
 from a2a_core.server._context import TaskContext
@@ -61,7 +61,11 @@ MAX_DETAIL_CHARS: Final = 1000
 def failure_detail(exc: BaseException) -> str:
     """What a failed task's status message adds under ``show_errors`` (development only):
     the exception's type and message, cut at `MAX_DETAIL_CHARS`. Never a traceback."""
-    detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    try:
+        said = str(exc)
+    except Exception:  # an exception whose text cannot be had: its type says enough
+        said = ""
+    detail = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
     if len(detail) > MAX_DETAIL_CHARS:
         detail = detail[:MAX_DETAIL_CHARS] + "…"
     return f"[{detail}]"
@@ -336,13 +340,31 @@ class Execution:
 
     async def open_task(self) -> None:
         """Create the task now, unless the agent has begun to (a streaming send whose agent
-        is quiet: its stream starts with the task). A failure is left to the agent's run,
-        which meets it at its next write and reports it as its own."""
-        with anyio.CancelScope(shield=True):
+        is quiet: its stream starts with the task). In the agent's trace context, as if
+        the agent had written it. When it cannot be created, the stream is answered at
+        once and the agent stopped: a copy of the message created it first on another
+        replica (the stream follows that task), or the error (the backend is down)."""
+        activation = self.observation.activated() if self.observation is not None else None
+        with anyio.CancelScope(shield=True), activation or contextlib.nullcontext():
             try:
                 await self.task.ensure()
+                return
+            except TaskExistsError:
+                twin = await self._twin()
+                if twin is not None and find_sent(twin.task, self._as_sent()):
+                    self.duplicate = twin
+                else:
+                    self.error = InvalidParamsError(
+                        "This messageId is in use for another message: send with a new one"
+                    )
+            except A2AError as exc:
+                self.error = exc
             except Exception:
-                logger.debug("task %s: not created ahead of the agent", self.task_id)
+                logger.exception("could not create task %s ahead of its agent", self.task_id)
+                self.error = InternalError()
+        self.cancel_soon()
+        self.started.set()
+        self.settled.set()
 
     def release(self) -> bool:
         """Hand this execution off (a clean stop under a recovering policy): its writer

@@ -447,68 +447,79 @@ class TaskHandle:
         self.begun = False
         #: Set when a creation in flight ends (made only when a second caller waits).
         self._ended: anyio.Event | None = None
-        #: What the creation raised: a later `ensure` raises it too (the agent's run then
-        #: reports it as if it had met it itself).
+        #: What the creation raised (it wrote nothing): a later `ensure` raises it too
+        #: (the agent's run then reports it as if it had met it itself).
         self._failure: BaseException | None = None
 
     async def ensure(self) -> TaskWriter:
         """The task's writer, creating the task (or recording the follow-up) first if needed."""
         writer = self.writer
         if writer is None:
-            writer = await self._creation()
+            writer, _ = await self._creation()
         return writer
 
-    async def _creation(self) -> TaskWriter:
-        if self.begun:
-            # Begun elsewhere: wait for it, and share its outcome.
-            if self.writer is None and self._failure is None:
-                if self._ended is None:
-                    self._ended = anyio.Event()
-                await self._ended.wait()
+    async def _creation(self, answer: Artifact | None = None) -> tuple[TaskWriter, bool]:
+        """Create the task once, whoever asks first (the agent, or the stream of a quiet
+        agent): a second caller waits for the first and shares its outcome. With
+        ``answer``, the task is created already completed with it where the store can (one
+        batch); returns the writer and whether that happened."""
+        while self.begun:
             if self.writer is not None:
-                return self.writer
-            assert self._failure is not None
-            raise self._failure
+                return self.writer, False
+            if self._failure is not None:
+                raise self._failure
+            if self._ended is None:
+                self._ended = anyio.Event()
+            await self._ended.wait()
         self.begun = True
+        storage, invocation = self._storage, self._invocation
         try:
-            if self._invocation.task is None:
-                writer = await _create(self._storage, self._invocation)
-            else:
-                writer = await _follow_up(self._storage, self._invocation)
+            # Whole or not at all: a creation cut by a cancel could have written the task
+            # (or recorded the follow-up) with nobody knowing it, and a retry would write it
+            # again.
+            with anyio.CancelScope(shield=True):
+                stored = None
+                if answer is not None:
+                    try:
+                        stored = await _create_answered_batch(storage, invocation, answer)
+                    except InvalidParamsError:
+                        # The store cannot hold the answer (and wrote nothing): the general
+                        # path creates the task, then fails it on the artifact.
+                        stored = None
+                if stored is not None:
+                    writer = TaskWriter(storage, stored)
+                elif invocation.task is None:
+                    writer = await _create(storage, invocation)
+                else:
+                    writer = await _follow_up(storage, invocation)
             self._created(writer)
-        except anyio.get_cancelled_exc_class():
-            self.begun = False  # not an outcome to share: the next caller tries again
-            raise
         except BaseException as exc:
             self._failure = exc
             raise
         finally:
-            if self._ended is not None:
-                self._ended.set()
-                self._ended = None
-        return writer
+            ended, self._ended = self._ended, None
+            if ended is not None:
+                ended.set()
+        return writer, stored is not None
 
     async def answer(self, content: str | Part | Sequence[Part] | Artifact) -> None:
         """Complete the task with ``content`` as its artifact (what an agent returning
         ``content`` asks for)."""
         artifact = content if isinstance(content, Artifact) else new_artifact(content)
         if not self.begun:
+            # The in-memory store creates the answered task at once, with no await: nobody
+            # can begin a creation meanwhile.
             store = _create_answered(self._storage, self._invocation, artifact)
             if store is not None:
                 self._created(TaskWriter(self._storage, store[1]))
                 if store[0].evictions_pending:
                     await store[0].notify_evicted()
                 return
-            try:
-                stored = await _create_answered_batch(self._storage, self._invocation, artifact)
-            except InvalidParamsError:
-                # The store cannot hold the answer (and wrote nothing): the general path
-                # creates the task, then fails it on the artifact, as any agent error.
-                stored = None
-            if stored is not None:
-                self._created(TaskWriter(self._storage, stored))
+            writer, answered = await self._creation(artifact)
+            if answered:
                 return
-        writer = await self.ensure()
+        else:
+            writer = await self.ensure()
         if writer.task.status.state not in TERMINAL_STATES:
             await writer.artifact(artifact)
             await writer.status(TaskState.COMPLETED)
