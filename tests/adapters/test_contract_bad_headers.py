@@ -47,6 +47,8 @@ async def test_bad_heads_are_refused_in_one_log_line_each(
     assert [r for r in records if r.exc_info or r.levelno >= logging.ERROR] == []
     assert len(records) <= len(BAD_HEADS), [r.getMessage() for r in records]
     assert all(len(r.getMessage()) < 400 for r in records)
+    # One line each, with nothing of what the client sent that could forge another.
+    assert all(r.getMessage().isprintable() for r in records), [r.getMessage() for r in records]
 
 
 async def test_a_client_hanging_up_mid_body_costs_no_log_line(

@@ -180,13 +180,20 @@ class _OneLineForBadRequests(logging.Filter):
         if isinstance(exc, HttpProcessingError):
             said = record.getMessage()  # "Error handling request from <peer>"
             record.msg = "%s: %d %s"
-            # The message may quote what the client sent: a bounded part of it.
-            record.args = (said, exc.code, str(exc.message)[:200])
+            # aiohttp's message quotes the offending bytes on lines of their own: its first
+            # line says what was wrong, and what the client sent stays out of the log (no
+            # forged lines, no escape sequences), bounded.
+            first = str(exc.message).split("\n", 1)[0].rstrip(": ")[:200]
+            record.args = (said, exc.code, "".join(_printable(c) for c in first))
             record.exc_info = None
             record.exc_text = None
             if record.levelno > logging.INFO:  # lowered, never raised (aiohttp's DEBUG)
                 record.levelno, record.levelname = logging.INFO, "INFO"
         return True
+
+
+def _printable(char: str) -> str:
+    return char if char.isprintable() else repr(char)[1:-1]
 
 
 _BAD_REQUEST_FILTER = _OneLineForBadRequests()
