@@ -522,13 +522,10 @@ async def send_streaming_message(
     if isinstance(execution, StoredTask):  # sent again: its events again
         return state.sent_stream(call, request, execution, observation)
     started = execution.started
-    if not started.is_set():
+    if not await started.wait_at_most(state.streams.first_frame_wait):
         # A quiet agent does not hold the stream back: past the wait, the task is created
         # (listed, cancelable) and is the stream's first frame; keep-alives follow.
-        with anyio.move_on_after(state.streams.first_frame_wait):
-            await started.wait()
-        if not started.is_set():
-            await execution.open_task()
+        await execution.open_task()
     await started.wait()
     if execution.duplicate is not None:  # a copy on another replica created the task first
         return state.sent_stream(call, request, execution.duplicate, observation)

@@ -91,3 +91,32 @@ class Signal:
         finally:
             if not self._set:
                 self._futures.remove(future)
+
+    async def wait_at_most(self, seconds: float) -> bool:
+        """Wait until the signal is set or ``seconds`` passed; whether it is set. On
+        asyncio a timer on the waiter's own future: a tenth of the cost of a cancel scope
+        with a deadline (``move_on_after``), on the path of every streaming send."""
+        if self._set:
+            return True
+        loop = self._loop or running_asyncio_loop()
+        if loop is None:
+            with anyio.move_on_after(seconds):
+                await self.wait()
+            return self._set
+        future: asyncio.Future[None] = loop.create_future()
+        if self._futures is None:
+            self._futures = []
+        self._futures.append(future)
+        timer = loop.call_later(seconds, _expire, future)
+        try:
+            await future
+        finally:
+            timer.cancel()
+            if not self._set:
+                self._futures.remove(future)
+        return self._set
+
+
+def _expire(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
