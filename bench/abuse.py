@@ -13,14 +13,17 @@ Servers (``--servers``, comma-separated):
   ``pip install uvicorn`` runs);
 - ``starlette-httptools``: the same on httptools and uvloop (what ``uvicorn[standard]``
   picks);
-- ``aiohttp``: ``a2a_aiohttp.add_routes`` on aiohttp.
+- ``aiohttp``: ``a2a_aiohttp.add_routes`` on aiohttp;
+- ``grpc`` (the ``subscriptions`` section only, where it is the binding too):
+  ``a2a_grpc.GrpcServer`` alone, driven by grpcio's blocking client.
 
 Sections:
 
 - ``subscriptions`` (issue 13, "subscriptions share, they do not copy"): one task of
   ``--size`` bytes (an artifact of that much text; the task then waits for input, so that
   it stays open), then ``--subscribers`` connections that subscribe to it
-  (``SubscribeToTask``, JSON-RPC or REST) and never read a byte. Printed per server: the
+  (``SubscribeToTask``, JSON-RPC or REST; over gRPC with ``--servers grpc``) and never
+  read a byte. Printed per server: the
   RSS idle, with the task, with every subscription open, and the growth per subscription
   (in MiB, and as a multiple of the task's size); then how many subscriptions the server
   answered with a stream (seen without reading: ``MSG_PEEK``, after measuring), whether
@@ -75,6 +78,8 @@ from memory_store import rss_bytes  # noqa: E402
 from servers import HOST, raise_fd_limit, run_aiohttp, run_uvicorn  # noqa: E402
 
 SERVERS = ("starlette-h11", "starlette-httptools", "aiohttp")
+#: Servers a section may be asked for beside SERVERS (not run unless named).
+GRPC = "grpc"
 MiB = 1 << 20
 
 
@@ -128,6 +133,17 @@ def serve(kind: str, port: int) -> None:
     raise_fd_limit()
     base_url = f"http://{HOST}:{port}"
     server = abuse_server(base_url)
+    if kind == GRPC:
+        import asyncio
+
+        from a2a_grpc import GrpcServer
+
+        async def run_grpc() -> None:
+            async with GrpcServer(server, host=HOST, port=port) as grpc_server:
+                await grpc_server.wait()
+
+        asyncio.run(run_grpc())
+        return
     if kind == "aiohttp":
         from aiohttp import web
 
@@ -167,7 +183,7 @@ def running_server(
     if baseline is not None:
         env["PYTHONPATH"] = os.pathsep.join(
             str(baseline / "packages" / package / "src")
-            for package in ("a2a-core", "a2a-starlette", "a2a-aiohttp")  # folders
+            for package in ("a2a-core", "a2a-starlette", "a2a-aiohttp", "a2a-grpc")  # folders
         )
     process = subprocess.Popen(
         [sys.executable, __file__, "serve", kind, "--port", str(port)],
@@ -265,6 +281,8 @@ def subscribe_request(port: int, binding: str, task_id: str, n: int) -> bytes:
 
 
 def measure_subscriptions(kind: str, size: int, count: int, binding: str) -> dict[str, Any]:
+    if kind == GRPC:
+        return measure_grpc_subscriptions(size, count)
     with running_server(kind) as (port, process):
         pid = process.pid
         rss_idle = settled_rss(pid)
@@ -292,6 +310,47 @@ def measure_subscriptions(kind: str, size: int, count: int, binding: str) -> dic
     return {
         "server": kind,
         "binding": binding,
+        "subscribers": count,
+        "rss_idle": rss_idle,
+        "rss_task": rss_task,
+        "rss_subscribed": rss_subscribed,
+        "rss_closed": rss_closed,
+        "streaming": streaming,
+        "task_intact": intact,
+    }
+
+
+def measure_grpc_subscriptions(size: int, count: int) -> dict[str, Any]:
+    """`measure_subscriptions` over gRPC: the calls are grpcio's, never read."""
+    import grpc
+    from a2a.types import a2a_pb2, a2a_pb2_grpc
+
+    with running_server(GRPC) as (port, process):
+        pid = process.pid
+        rss_idle = settled_rss(pid)
+        unlimited = [("grpc.max_receive_message_length", -1)]
+        channel = grpc.insecure_channel(f"{HOST}:{port}", options=unlimited)
+        service = a2a_pb2_grpc.A2AServiceStub(channel)
+        part = a2a_pb2.Part(text=f"big {size}")
+        message = a2a_pb2.Message(message_id="m1", role=a2a_pb2.ROLE_USER, parts=[part])
+        task_id = service.SendMessage(a2a_pb2.SendMessageRequest(message=message)).task.id
+        rss_task = settled_rss(pid)
+        request = a2a_pb2.SubscribeToTaskRequest(id=task_id)
+        calls = [service.SubscribeToTask(request) for _ in range(count)]  # never read
+        rss_subscribed = settled_rss(pid)
+        check = service.GetTask(a2a_pb2.GetTaskRequest(id=task_id))
+        intact = len(check.artifacts[0].parts[0].text) == size
+        intact = intact and check.status.state == a2a_pb2.TASK_STATE_INPUT_REQUIRED
+        # Every call that was answered is readable: its snapshot comes once asked for.
+        streaming = sum(next(call).task.id == task_id for call in calls)
+        for call in calls:
+            call.cancel()
+        channel.close()
+        time.sleep(10)
+        rss_closed = rss_bytes(pid)
+    return {
+        "server": GRPC,
+        "binding": GRPC,
         "subscribers": count,
         "rss_idle": rss_idle,
         "rss_task": rss_task,
@@ -568,7 +627,7 @@ def main() -> None:
     for add in SECTIONS:
         add(sections)
     server = sections.add_parser("serve", help="run one server (used by the sections)")
-    server.add_argument("kind", choices=SERVERS)
+    server.add_argument("kind", choices=(*SERVERS, GRPC))
     server.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
     if args.section == "serve":

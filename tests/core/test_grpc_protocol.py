@@ -260,6 +260,19 @@ def test_the_deframer_reads_frames_cut_anywhere(messages: list[bytes], cuts: lis
     assert got == messages
 
 
+def test_a_message_after_its_head_in_one_chunk_is_that_chunk_not_a_copy() -> None:
+    # The server's shared payload of a big event reaches the transport as the very bytes
+    # object every stream holds (EventStream.whole_frames).
+    payload = bytes(range(256)) * 1024
+    deframer = binding.Deframer()
+    assert deframer.feed(b"\x00" + len(payload).to_bytes(4, "big")) == []
+    (got,) = deframer.feed(payload)
+    assert got is payload
+    assert deframer.pending == 0
+    # What follows is read as usual.
+    assert deframer.feed(binding.message_frame(b"next")) == [b"next"]
+
+
 # --- the card --------------------------------------------------------------------------------
 
 

@@ -7,6 +7,9 @@ status matters, through a bare grpc.aio channel with the official SDK's generate
 
 from __future__ import annotations
 
+import os
+import resource
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -49,7 +52,7 @@ def anyio_backend() -> str:
 
 
 class Agent:
-    """``echo`` (default), ``stream N``, ``ask`` (input-required, then a greeting), ``hold``
+    """``echo`` (default), ``stream N``, ``big N`` (an artifact of N MiB, then held), ``ask`` (input-required, then a greeting), ``hold``
     (working until released), ``who`` (the caller), ``ext`` (the active extensions)."""
 
     def __init__(self) -> None:
@@ -64,6 +67,11 @@ class Agent:
             return None
         if command == "ask":
             return InputRequired("What is your name?")
+        if command == "big":  # an artifact of N MiB, then hold
+            await ctx.stream_chunk("x" * (int(words[1]) << 20))
+            await ctx.working("holding")
+            await self.released.wait()
+            return "released"
         if command == "hold":
             await ctx.working("holding")
             await self.released.wait()
@@ -407,3 +415,147 @@ async def test_a_stream_says_its_version_before_its_first_event(served: Served) 
         assert dict(await call.initial_metadata()).get("a2a-version") == "1.0"
         events = [event async for event in call]
     assert events[-1].status_update.status.state == a2a_pb2.TASK_STATE_COMPLETED
+
+
+# --- slow readers ----------------------------------------------------------------------------
+
+
+async def big_task(grpc_server: GrpcServer) -> str:
+    """A task holding an artifact of 12 MiB, left open."""
+    async with served_client(grpc_server) as client:
+        held = await client.send("big 12", return_immediately=True)
+        with anyio.fail_after(10):
+            while not (await client.get_task(held.id)).artifacts:
+                await anyio.sleep(0.02)
+    return held.id
+
+
+async def first_events(calls: list[Any]) -> list[Any]:
+    """Each call's first event, read concurrently (a client's streams read by its tasks),
+    or the `grpc.aio.AioRpcError` that ended it."""
+    got: list[Any] = [None] * len(calls)
+
+    async def read(n: int) -> None:
+        try:
+            got[n] = await calls[n].read()
+        except grpc.aio.AioRpcError as exc:
+            got[n] = exc
+
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as group:
+            for n in range(len(calls)):
+                group.start_soon(read, n)
+    return got
+
+
+UNLIMITED = [("grpc.max_receive_message_length", -1)]
+
+
+async def test_unread_streams_hold_one_budget_per_client_not_one_copy_per_stream() -> None:
+    # gRPC copies a stream's message whole into its buffers until the client reads it:
+    # eight unread subscriptions to a 12 MiB task would hold eight copies. With a budget of
+    # 4 MiB per client address, one message is in flight and the other streams wait.
+    agent = Agent()
+    server = A2AServer(agent, base_url=BASE, card=make_card())
+    async with server, GrpcServer(server, max_in_flight=4 << 20) as grpc_server:
+        task_id = await big_task(grpc_server)
+        async with grpc.aio.insecure_channel(grpc_server.address, options=UNLIMITED) as channel:
+            service = a2a_pb2_grpc.A2AServiceStub(channel)
+            request = a2a_pb2.SubscribeToTaskRequest(id=task_id)
+            calls = [service.SubscribeToTask(request) for _ in range(8)]
+            with anyio.fail_after(10):
+                while grpc_server.in_flight.total == 0:
+                    await anyio.sleep(0.02)
+            # For half a second (time enough for every stream to try to send), never more
+            # than one message in flight.
+            seen = set()
+            for _ in range(25):
+                seen.add(grpc_server.in_flight.total)
+                await anyio.sleep(0.02)
+            assert max(seen) > 12 << 20
+            assert max(seen) < 13 << 20
+            # Nothing is lost: each stream sends its snapshot once the one before is read.
+            for first in await first_events(calls):
+                assert first.task.id == task_id
+                assert len(first.task.artifacts[0].parts[0].text) == 12 << 20
+            for call in calls:
+                call.cancel()
+        with anyio.fail_after(10):
+            while grpc_server.in_flight.total:
+                await anyio.sleep(0.02)
+        agent.released.set()
+
+
+async def test_a_stream_that_waits_too_long_for_its_client_ends_resource_exhausted() -> None:
+    # A client that would read one stream only after another one ends must not wait forever
+    # behind a message nobody reads: the waiting stream ends, and can be opened again.
+    agent = Agent()
+    server = A2AServer(agent, base_url=BASE, card=make_card())
+    grpc_server = GrpcServer(server, max_in_flight=4 << 20, in_flight_wait=0.5)
+    async with server, grpc_server:
+        task_id = await big_task(grpc_server)
+        async with grpc.aio.insecure_channel(grpc_server.address, options=UNLIMITED) as channel:
+            service = a2a_pb2_grpc.A2AServiceStub(channel)
+            request = a2a_pb2.SubscribeToTaskRequest(id=task_id)
+            calls = [service.SubscribeToTask(request) for _ in range(2)]
+            await anyio.sleep(1.5)
+            first, second = sorted(
+                await first_events(calls), key=lambda got: isinstance(got, Exception)
+            )
+            assert first.task.id == task_id
+            assert isinstance(second, grpc.aio.AioRpcError)
+            assert second.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "read them" in (second.details() or "")
+            again = service.SubscribeToTask(request)
+            assert (await first_events([again]))[0].task.id == task_id
+            for call in [*calls, again]:
+                call.cancel()
+        agent.released.set()
+
+
+def served_client(grpc_server: GrpcServer) -> A2AClient:
+    return A2AClient(Endpoint(grpc_server.address, "grpc", "1.0"))
+
+
+# --- connections -----------------------------------------------------------------------------
+
+
+def read_until_closed(sock: socket.socket) -> None:
+    """Read (the server's HTTP/2 settings, if any) until the server closes the connection."""
+    sock.settimeout(10)
+    while sock.recv(65536):
+        pass
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_connections_past_the_limit_and_silent_ones_are_closed() -> None:
+    # One address opening connections it never uses must not take the process's file
+    # descriptors (the HTTP side shares them): past max_connections each is closed at once,
+    # and those within it once the handshake timeout passes; then calls are served again.
+    server = A2AServer(Agent(), base_url=BASE, card=make_card())
+    grpc_server = GrpcServer(server, max_connections=8, handshake_timeout=0.5)
+    async with server, grpc_server:
+        host, port = grpc_server.address.rsplit(":", 1)
+        before = open_fds()
+        silent = [socket.create_connection((host, int(port))) for _ in range(30)]
+        try:
+            await anyio.sleep(0.2)
+            # Our 30 ends, and at most 8 of the server's (a few more: grpc's own).
+            assert open_fds() - before <= 30 + 8 + 4
+            with anyio.fail_after(10):
+                for sock in silent:
+                    await anyio.to_thread.run_sync(read_until_closed, sock)
+        finally:
+            for sock in silent:
+                sock.close()
+        async with served_client(grpc_server) as client:
+            assert text_of(await client.send("hi")) == "echo hi"
+
+
+def test_the_default_connection_limit_leaves_half_the_descriptors() -> None:
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    expected = 10_000 if soft == resource.RLIM_INFINITY else max(16, min(10_000, soft // 2))
+    assert GrpcServer(A2AServer(Agent(), card=make_card())).max_connections == expected

@@ -25,6 +25,12 @@ from a2a_core import grpc as binding
 from a2a_core.http import Headers, HttpRequest, HttpResponse, SseResponse
 from a2a_core.server import A2AServer
 from a2a_core.types import AgentInterface, TransportProtocol
+from a2a_grpc._in_flight import (
+    DEFAULT_IN_FLIGHT_WAIT,
+    DEFAULT_MAX_IN_FLIGHT,
+    InFlight,
+    InFlightWaitError,
+)
 
 __all__ = ["DEFAULT_KEEPALIVE_SECONDS", "GrpcServer"]
 
@@ -32,8 +38,18 @@ logger = logging.getLogger("a2a_grpc")
 
 #: Seconds between HTTP/2 PINGs on an idle connection (a stream waiting for events, too).
 DEFAULT_KEEPALIVE_SECONDS: Final = 30.0
+#: Seconds a new connection has to finish its handshake (TLS, the HTTP/2 preface).
+DEFAULT_HANDSHAKE_TIMEOUT: Final = 10.0
+#: Seconds a connection with no call open is kept (then a GOAWAY; grpc clients reconnect).
+DEFAULT_IDLE_TIMEOUT: Final = 300.0
+#: Most gRPC connections at once when not given: half the process's file descriptors (the
+#: HTTP side and the backends keep the rest), and no more than uvicorn's default in all.
+_MAX_CONNECTIONS_CEILING: Final = 10_000
 _GRPC_CONTENT_TYPE: Final = (("content-type", binding.CONTENT_TYPE),)
 _STATUS_CODES: Final = {code.value[0]: code for code in grpc.StatusCode}
+_NOT_READ: Final = (
+    "Too much is in flight to this client on its other streams; read them, or subscribe again later"
+)
 
 
 class GrpcServer:
@@ -59,6 +75,22 @@ class GrpcServer:
             extra): SERVING while the server runs, NOT_SERVING from its shutdown.
         reflection: Serve ``grpc.reflection.v1alpha`` for the A2A service (needs the
             ``a2aserve-grpc[reflection]`` extra), for grpcurl and similar tools.
+        max_connections: Connections at once, of every client together; past it a new one is
+            closed at once. ``None``: half the process's file descriptor limit (at most
+            10,000), so that a flood of gRPC connections leaves the HTTP side its own.
+            gRPC has no hook to count connections per client address: limit those at a
+            proxy in front (docs/grpc.md).
+        handshake_timeout: Seconds a new connection has to complete its handshake (TLS and
+            the HTTP/2 preface) before it is closed: a silent connection costs no longer.
+        idle_timeout: Seconds a connection with no call open is kept (``None``: forever);
+            then it is closed with a GOAWAY, after which grpc clients reconnect by
+            themselves.
+        max_in_flight: Bytes of stream messages handed to gRPC and not yet read by their
+            client, per client address: beyond it a stream waits before it sends (a message
+            larger than this goes alone). gRPC copies each message whole into its buffers,
+            so without it a client's unread streams would cost one copy each.
+        in_flight_wait: Seconds a stream waits for that budget before it ends with
+            RESOURCE_EXHAUSTED (its client is not reading what is in flight to it).
         options: Further channel arguments for ``grpc.aio.server``.
     """
 
@@ -72,8 +104,13 @@ class GrpcServer:
         base_url: str | None = None,
         credentials: grpc.ServerCredentials | None = None,
         keepalive: float = DEFAULT_KEEPALIVE_SECONDS,
+        max_connections: int | None = None,
+        handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+        idle_timeout: float | None = DEFAULT_IDLE_TIMEOUT,
         health: bool = False,
         reflection: bool = False,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        in_flight_wait: float = DEFAULT_IN_FLIGHT_WAIT,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         self.server = server
@@ -83,8 +120,13 @@ class GrpcServer:
         self.base_url = base_url
         self.credentials = credentials
         self.keepalive = keepalive
+        self.max_connections = max_connections or default_max_connections()
+        self.handshake_timeout = handshake_timeout
+        self.idle_timeout = idle_timeout
         self.health = health
         self.reflection = reflection
+        self.in_flight = InFlight(max_in_flight, in_flight_wait)
+        """Bytes in flight per client address (``in_flight.total``, ``in_flight.held(ip)``)."""
         self.options = tuple(options)
         self._grpc: aio.Server | None = None
         self._own_server = False
@@ -116,10 +158,17 @@ class GrpcServer:
             ("grpc.http2.min_ping_interval_without_data_ms", min(keepalive_ms, 10_000)),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.so_reuseport", 0),
+            # Connections beyond the limit are closed as they come; a silent one goes after
+            # the handshake timeout, an idle one after the idle timeout.
+            ("grpc.max_allowed_incoming_connections", self.max_connections),
+            ("grpc.server_handshake_timeout_ms", int(self.handshake_timeout * 1000)),
+            *self._idle_option(),
             *self.options,
         ]
         grpc_server = aio.server(options=options)
-        handler = _A2AHandler(self.server, self.base_url, self.credentials is not None)
+        handler = _A2AHandler(
+            self.server, self.base_url, self.credentials is not None, self.in_flight
+        )
         grpc_server.add_generic_rpc_handlers((handler,))
         if self.health:
             self._health = _add_health(grpc_server)
@@ -154,6 +203,11 @@ class GrpcServer:
         if self._health is not None:
             await self._health.set("", _serving(True))
         return self.address
+
+    def _idle_option(self) -> list[tuple[str, int]]:
+        if self.idle_timeout is None:
+            return []
+        return [("grpc.max_connection_idle_ms", int(self.idle_timeout * 1000))]
 
     async def stop(self, grace: float | None = None) -> None:
         """Stop: the A2A server's shutdown first when this started it (running agents get
@@ -199,10 +253,13 @@ class _A2AHandler(grpc.GenericRpcHandler):
     """Every RPC of the core's method table, as a raw-bytes handler; ``None`` (gRPC's own
     UNIMPLEMENTED) for any other method."""
 
-    def __init__(self, server: A2AServer, base_url: str | None, tls: bool) -> None:
+    def __init__(
+        self, server: A2AServer, base_url: str | None, tls: bool, in_flight: InFlight
+    ) -> None:
         self.server = server
         self.base_url = base_url
         self.tls = tls
+        self.in_flight = in_flight
         self._handlers: dict[str, grpc.RpcMethodHandler[bytes, bytes]] = {}
         for path, method in binding.METHODS.items():
             if method.streaming:
@@ -240,7 +297,7 @@ class _A2AHandler(grpc.GenericRpcHandler):
     def _streaming(
         self, path: str
     ) -> Callable[[bytes, aio.ServicerContext[Any, Any]], AsyncIterator[bytes]]:
-        server, base_url, tls = self.server, self.base_url, self.tls
+        server, base_url, tls, in_flight = self.server, self.base_url, self.tls, self.in_flight
 
         async def streaming(
             message: bytes, context: aio.ServicerContext[Any, Any]
@@ -254,11 +311,20 @@ class _A2AHandler(grpc.GenericRpcHandler):
             # A stream's service parameters come before its first event.
             await context.send_initial_metadata(_metadata(response.headers))
             deframer = binding.Deframer()
+            address = _peer_address(context.peer()) or context.peer()
             try:
                 async for chunk in response.frames:
                     for item in deframer.feed(chunk):
                         if isinstance(item, bytes):
-                            yield item
+                            # grpc resumes this generator once the message is sent: until
+                            # then it counts against its client's budget.
+                            try:
+                                async with in_flight.hold(address, len(item)):
+                                    yield item
+                            except InFlightWaitError:
+                                await context.abort(
+                                    grpc.StatusCode.RESOURCE_EXHAUSTED, _NOT_READ, ()
+                                )
                         elif item.code:
                             await _abort(context, item, ())
             finally:
@@ -267,6 +333,18 @@ class _A2AHandler(grpc.GenericRpcHandler):
                 await response.aclose()
 
         return streaming
+
+
+def default_max_connections() -> int:
+    """Half the process's soft file descriptor limit, at most 10,000 (at least 16)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit to share
+        return _MAX_CONNECTIONS_CEILING
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return _MAX_CONNECTIONS_CEILING
+    return max(16, min(_MAX_CONNECTIONS_CEILING, soft // 2))
 
 
 def _peer_address(peer: str) -> str | None:

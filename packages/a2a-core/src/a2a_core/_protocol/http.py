@@ -256,10 +256,11 @@ class SseResponse:
 
     Each item of ``frames`` is ready to write as it is: one or more complete SSE frames, or a
     piece of a frame larger than about 64 KiB (written in several items, so that for a
-    client that does not read a transport buffers a piece, not the whole frame); the stream
-    ends when the iterator does. Adapters write every item and flush; when the client goes away
-    they stop iterating, and in any case they close the response (`aclose`) once done with
-    it, which never affects the task.
+    client that does not read a transport buffers a piece, not the whole frame). A gRPC
+    stream's frames are not cut: a big message comes as its 5-byte head, then its payload as
+    one item (`EventStream.whole_frames`). The stream ends when the iterator does. Adapters
+    write every item and flush; when the client goes away they stop iterating, and in any
+    case they close the response (`aclose`) once done with it, which never affects the task.
     """
 
     status: int

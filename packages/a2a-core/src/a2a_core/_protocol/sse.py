@@ -314,6 +314,17 @@ class EventStream:
         """Whether the stream has ended; nothing more may be encoded."""
         return self._finished
 
+    @property
+    def whole_frames(self) -> bool:
+        """Whether each frame must reach the transport in one piece.
+
+        True for gRPC: a message is handed to the transport whole whatever its size, so
+        cutting it would only make the adapter copy the pieces back together (once per
+        stream, where the pieces of a shared payload cost nothing). An SSE frame is cut
+        into writes of about 64 KiB instead, so that a transport buffers a piece of it.
+        """
+        return self.binding == "grpc"
+
     def encode(self, event: StreamResponse, event_id: str | int | None = None) -> bytes:
         """One frame carrying ``event``, with ``id: <event_id>`` unless it is ``None``.
 

@@ -28,7 +28,10 @@ subscriptions``):
 - no write is much larger than ``PIECE_SIZE``: a bigger frame goes out in pieces, so that a
   transport buffers about its high-water mark plus one piece for a client that does not
   read, never a whole frame (asyncio copies what it cannot send at once), and what is
-  ready in the log is read in batches of that size, never the whole backlog at once;
+  ready in the log is read in batches of that size, never the whole backlog at once. A
+  gRPC frame is the exception (``EventStream.whole_frames``): grpc takes a message whole,
+  so a shared payload goes to the adapter as itself and the adapter bounds what is in
+  flight per client;
 - the payload of a big frame comes from the server's
   :class:`~a2a_core.server._frame_cache.FrameCache`: one bytes object for every stream
   writing that event at the same time;
@@ -136,14 +139,25 @@ class _Big:
         self.tail = tail
 
 
-def _pieces(frame: bytes | _Big) -> Iterator[bytes]:
-    """A frame as writes of at most about `PIECE_SIZE` bytes."""
+def _pieces(frame: bytes | _Big, whole: bool) -> Iterator[bytes]:
+    """A frame as writes of at most about `PIECE_SIZE` bytes; ``whole``
+    (`EventStream.whole_frames`): uncut, a shared payload as its own write, the very
+    bytes object every stream holds."""
     if type(frame) is bytes:
+        if whole:
+            yield frame
+            return
         for at in range(0, len(frame), PIECE_SIZE):
             yield frame[at : at + PIECE_SIZE]
         return
     assert isinstance(frame, _Big)
     data = frame.payload.data
+    if whole:
+        yield frame.head
+        yield data
+        if frame.tail:
+            yield frame.tail
+        return
     cut = PIECE_SIZE - len(frame.head)
     yield frame.head + data[:cut]
     while cut + PIECE_SIZE < len(data):
@@ -155,11 +169,12 @@ def _pieces(frame: bytes | _Big) -> Iterator[bytes]:
 class _Writes:
     """Frames on their way out, gathered into writes of about `PIECE_SIZE` bytes."""
 
-    __slots__ = ("frames", "size")
+    __slots__ = ("frames", "size", "whole")
 
-    def __init__(self) -> None:
+    def __init__(self, whole: bool) -> None:
         self.frames: list[bytes] = []
         self.size = 0
+        self.whole = whole  # `EventStream.whole_frames`
 
     def add(self, frame: bytes | _Big) -> Iterator[bytes]:
         """The writes that are complete once ``frame`` is added (a big one: its pieces)."""
@@ -171,7 +186,7 @@ class _Writes:
             return
         if self.frames:
             yield self.take()
-        yield from _pieces(frame)
+        yield from _pieces(frame, self.whole)
 
     def take(self) -> bytes:
         """Everything gathered, as one write."""
@@ -290,7 +305,7 @@ async def _frames(
             item = initial.pop(0)
             out = frame_of(item[1], item[0], item[2] if len(item) == 3 else None)
             del item
-            for piece in _pieces(out):
+            for piece in _pieces(out, stream.whole_frames):
                 yield piece
             del out
             if stream.finished:
@@ -298,7 +313,7 @@ async def _frames(
         if task_id is None:
             return
         idle = 0.0
-        writes = _Writes()
+        writes = _Writes(stream.whole_frames)
         while True:
             got = False
             follower = log.follow(task_id, after, idle_timeout=keep_alive_interval)

@@ -263,9 +263,24 @@ def trailers_frame(status: GrpcStatus) -> bytes:
     return bytes((_TRAILERS_FLAG,)) + len(block).to_bytes(4, "big") + block
 
 
+def _status_of_block(block: bytes) -> GrpcStatus:
+    """The status carried by a trailers frame's block (``name: value`` lines)."""
+    pairs = []
+    for line in block.decode("latin-1").split("\r\n"):
+        name, sep, value = line.partition(":")
+        if sep:
+            pairs.append((name.strip().lower(), value.strip()))
+    return status_from_trailers(tuple(pairs))
+
+
 class Deframer:
     """Reads a stream's frames back from chunks cut anywhere: each message's bytes, and the
-    final `GrpcStatus` when the stream ends with a trailers frame."""
+    final `GrpcStatus` when the stream ends with a trailers frame.
+
+    A message whose bytes come as one chunk right after its 5-byte head (the server's
+    shared payloads, `EventStream.whole_frames`) is that very chunk, not a copy: a task of
+    12 MiB sent to 60 subscribers is one bytes object until the transport takes it.
+    """
 
     __slots__ = ("_buffer",)
 
@@ -275,27 +290,36 @@ class Deframer:
     def feed(self, chunk: bytes) -> list[bytes | GrpcStatus]:
         """The frames completed by ``chunk``, in order."""
         buffer = self._buffer
-        buffer += chunk
+        if (
+            len(buffer) == 5
+            and not buffer[0] & _TRAILERS_FLAG
+            and int.from_bytes(buffer[1:5], "big") == len(chunk)
+        ):
+            buffer.clear()
+            return [bytes(chunk)]  # bytes(...) of a bytes object is that object
+        # Parsed from the chunk itself when nothing is held: no copy into the buffer.
+        data: bytes | bytearray = chunk
+        if buffer:
+            buffer += chunk
+            data = buffer
         out: list[bytes | GrpcStatus] = []
         at = 0
-        while len(buffer) - at >= 5:
-            size = int.from_bytes(buffer[at + 1 : at + 5], "big")
+        while len(data) - at >= 5:
+            size = int.from_bytes(data[at + 1 : at + 5], "big")
             end = at + 5 + size
-            if end > len(buffer):
+            if end > len(data):
                 break
-            flag = buffer[at]
-            payload = bytes(buffer[at + 5 : end])
+            flag = data[at]
+            payload = bytes(data[at + 5 : end])
             if flag & _TRAILERS_FLAG:
-                pairs = []
-                for line in payload.decode("latin-1").split("\r\n"):
-                    name, sep, value = line.partition(":")
-                    if sep:
-                        pairs.append((name.strip().lower(), value.strip()))
-                out.append(status_from_trailers(tuple(pairs)))
+                out.append(_status_of_block(payload))
             else:
                 out.append(payload)
             at = end
-        del buffer[:at]
+        if data is buffer:
+            del buffer[:at]
+        else:
+            buffer += chunk[at:]
         return out
 
     @property
