@@ -480,7 +480,7 @@ async def test_a_token_url_the_card_names_gets_the_secret_only_where_allowed(
 # --- #10: a redirect never carries a credential header to another origin ----------------------
 
 
-async def test_a_redirect_to_another_origin_drops_the_api_key() -> None:
+async def test_a_redirect_to_another_origin_drops_the_api_key_and_the_callers_headers() -> None:
     async with raw_agent() as first, raw_agent() as second:
 
         def redirect(to: str) -> Any:
@@ -495,12 +495,14 @@ async def test_a_redirect_to_another_origin_drops_the_api_key() -> None:
         second.rpc = tasks
         credentials = Credentials(api_key="s3cret")
         moved = Endpoint(first.url + "/moved", "jsonrpc", "1.0")
+        # A header of the caller's own may be a secret too.
+        own = {"X-Tenant-Token": "t0ken"}
         async with (
             httpx.AsyncClient(follow_redirects=True) as http,
             await A2AClient.connect(
-                first.url, http=http, card_cache=None, credentials=credentials
+                first.url, http=http, card_cache=None, credentials=credentials, headers=own
             ) as client,
-            A2AClient(moved, http=http, credentials=credentials) as same_origin,
+            A2AClient(moved, http=http, credentials=credentials, headers=own) as same_origin,
         ):
             task = await client.get_task("t1")
             assert task.id == "t1"
@@ -508,9 +510,11 @@ async def test_a_redirect_to_another_origin_drops_the_api_key() -> None:
     assert first.received[0].headers["x-api-key"] == "s3cret"
     assert [r.path_qs for r in second.received] == ["/rpc"]
     assert "x-api-key" not in second.received[0].headers
+    assert "x-tenant-token" not in second.received[0].headers
     # Within one origin the key follows, as the caller's client would have it.
     assert [r.path_qs for r in first.received[1:]] == ["/moved", "/rpc2"]
     assert first.received[2].headers["x-api-key"] == "s3cret"
+    assert first.received[2].headers["x-tenant-token"] == "t0ken"
 
 
 # --- #11: no credential value in any error text -----------------------------------------------

@@ -23,7 +23,7 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from a2a_core.auth import ApiKey, AuthenticatedIdentity
-from a2a_core.client import A2AClient, AgentError, Credentials, Endpoint
+from a2a_core.client import A2AClient, AgentError, ClientError, Credentials, Endpoint
 from a2a_core.server import A2AServer, InputRequired, TaskContext
 from a2a_core.types import (
     AgentCapabilities,
@@ -559,3 +559,19 @@ def test_the_default_connection_limit_leaves_half_the_descriptors() -> None:
     soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     expected = 10_000 if soft == resource.RLIM_INFINITY else max(16, min(10_000, soft // 2))
     assert GrpcServer(A2AServer(Agent(), card=make_card())).max_connections == expected
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [Credentials(api_key="s3cret\r\nX-Injected: yes"), Credentials(bearer_token="s3cret\nX: y")],
+    ids=["api-key", "bearer-token"],
+)
+async def test_a_credential_with_a_line_break_is_refused_over_grpc_too(
+    served: Served, credentials: Credentials
+) -> None:
+    # grpc would refuse it with an error of its own (not a ClientError) and a log line.
+    async with served.client(credentials=credentials) as client:
+        with pytest.raises(ClientError) as caught:
+            await client.get_task("t1")
+    text = f"{caught.value} {caught.value.args!r}"
+    assert "line break" in text and "s3cret" not in text

@@ -36,6 +36,7 @@ from a2a_core.client import (
     grpc_error,
     read_grpc_event,
     read_grpc_reply,
+    refuse_unsafe_headers,
 )
 from a2a_core.grpc import STATUS_DETAILS_KEY, GrpcStatus
 from a2a_core.operations import Operation
@@ -127,6 +128,8 @@ class GrpcExchange:
         metadata += [(name.lower(), value) for name, value in applied.query]
         if applied.cookies:
             metadata.append(("cookie", "; ".join(f"{k}={v}" for k, v in applied.cookies.items())))
+        # grpc refuses such a value too, but with an error of its own and a log line.
+        refuse_unsafe_headers(metadata)
         return metadata
 
     async def call(self, operation: Operation, request: Any, *, timeout: float | None) -> Any:

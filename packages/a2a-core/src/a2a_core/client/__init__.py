@@ -14,7 +14,8 @@ The protocol half is pure (no I/O, no clock): `build_request` turns a v1.0 reque
 `read_grpc_reply`, `read_grpc_event`) turn what comes back into v1.0 values or an
 `AgentError`, `parse_card` and `choose_interface` read a card. Use them to call agents over
 another HTTP stack, or to test one; `apply_credentials` and `TokenSource` put the caller's
-credentials where the card asks, and `CredentialPolicy` says where they may go, for a
+credentials where the card asks (`refuse_unsafe_headers` refuses a value that would break
+its header), and `CredentialPolicy` says where they may go, for a
 transport of your own (``a2aserve-grpc``'s is one).
 """
 
@@ -43,6 +44,7 @@ from a2a_core.client._auth import (
     OAuthClientCredentials,
     TokenSource,
     apply_credentials,
+    refuse_unsafe_headers,
 )
 from a2a_core.client._cards import CardCache, card_url_for, fetch_card
 from a2a_core.client._client import A2AClient
@@ -79,6 +81,7 @@ __all__ = [
     "parse_card",
     "read_grpc_event",
     "read_grpc_reply",
+    "refuse_unsafe_headers",
     "read_error",
     "read_reply",
     "request_url",

@@ -249,7 +249,12 @@ class Exchange:
             content=request.body or None,
             timeout=_httpx_timeout(timeout),
         )
-        return outgoing, [name for name, _ in applied.headers]
+        # The caller's own headers may carry secrets of their own (a tenant token, a
+        # signature): a redirect to another origin loses them as it loses the credentials.
+        secret = [name for name, _ in applied.headers] + [name for name, _ in self._headers]
+        if applied.cookies:
+            secret.append("cookie")
+        return outgoing, secret
 
     async def _send(self, request: HttpRequest, timeout: float | None) -> httpx.Response:
         """The response's head (the body not read yet), after the retries the policy allows
