@@ -7,8 +7,10 @@ task and looks the backend up; see ``bench/``), so there executions are plain as
 that this class keeps, cancels and awaits itself, as the task group would. Elsewhere (trio)
 they go into the server's task group.
 
-Cancellation goes through each execution's own anyio cancel scope, never ``Task.cancel()``,
-so the shielded critical section of a task write is honoured at shutdown too.
+Cancellation goes through each execution (``Execution.cancel_soon``): on asyncio one
+``Task.cancel()`` that waits for the task to leave any shielded section (a task write), see
+``_cancel``; elsewhere its anyio cancel scope. An agent that will not stop is cut loose: its
+task is let go of here (`let_go`), cancelled once more at shutdown and not waited for.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 from anyio.abc import TaskGroup
@@ -29,6 +31,9 @@ if TYPE_CHECKING:
 __all__ = ["Background"]
 
 logger = logging.getLogger("a2a_core.server")
+
+#: How many agents cut loose and still running are worth a warning of their own.
+_LOOSE_WARNINGS: Final = frozenset((10, 100, 1000, 10_000))
 
 
 class Background:
@@ -43,6 +48,8 @@ class Background:
         # at every construction (a few percent of a SendMessage), this class does not.
         self.cancel_scope_class: type[anyio.CancelScope] = type(anyio.CancelScope())
         self._tasks: set[asyncio.Task[None]] = set()
+        # Agents cut loose (`let_go`): held so that they are not collected while they run.
+        self._loose: set[asyncio.Task[None]] = set()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -61,6 +68,15 @@ class Background:
         self._tasks.add(task)
         task.add_done_callback(self._finished)
 
+    def let_go(self, task: asyncio.Task[Any]) -> None:
+        """Stop waiting for ``task``: its agent was cut loose (it ignores cancellation)."""
+        if task in self._tasks:
+            self._tasks.discard(task)
+            self._loose.add(task)
+            task.add_done_callback(self._loose.discard)
+        if len(self._loose) in _LOOSE_WARNINGS:
+            logger.warning("%d agents cut loose are still running", len(self._loose))
+
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and (exc := task.exception()) is not None:
@@ -69,7 +85,19 @@ class Background:
 
     async def aclose(self) -> None:
         """Cancel every execution still running and wait until all have ended."""
+        asked: set[int] = set()
         while self._tasks:
+            # Each execution is asked once: on asyncio a request to stop is one cancel.
             for execution in list(self._executions.values()):
-                execution.cancel_soon()
-            await asyncio.wait(list(self._tasks))
+                if id(execution) not in asked:
+                    asked.add(id(execution))
+                    execution.cancel_soon()
+            # Woken at least every tenth of a second: a task cut loose meanwhile leaves
+            # ``_tasks`` without ending.
+            await asyncio.wait(list(self._tasks), timeout=0.1)
+        self.cancel_loose()
+
+    def cancel_loose(self) -> None:
+        """Cancel every agent cut loose once more (the server stops); not waited for."""
+        for task in self._loose:
+            task.cancel()

@@ -99,6 +99,12 @@ class ExecutionGuards:
     shutdown_grace: float = 5.0
     """Seconds running agents get to finish when the server stops (``A2AServer.shutdown``);
     then their tasks are failed and the agents cancelled."""
+    cancel_grace: float = 5.0
+    """Seconds a cancelled agent (CancelTask, a guard, a cancel on another replica, a
+    shutdown) has to stop before it is cut loose: its execution ends without it, with one
+    warning, and the agent, left running, can change its task no more. On asyncio an agent
+    is cancelled once, as asyncio cancels a task (never inside a task write): one that
+    catches ``CancelledError`` and carries on costs what an idle task costs."""
     show_errors: bool = False
     """For development: a task the agent failed says what it raised (the exception's type
     and message, at most 1,000 characters, never a traceback) after "The agent failed

@@ -26,6 +26,7 @@ import msgspec
 from a2a_core._protocol.errors import A2AError, InternalError, InvalidParamsError
 from a2a_core._protocol.lifecycle import ends_wait
 from a2a_core.server._agent import Agent, AuthRequired, InputRequired
+from a2a_core.server._cancel import EDGE_AVAILABLE, EdgeCancel
 from a2a_core.server._context import TaskContext
 from a2a_core.server._idempotency import find_sent
 from a2a_core.server._limits import TaskLimitError
@@ -133,6 +134,10 @@ class Runtime:
         #: Whether a failed task's status message shows the agent's exception (the
         #: server's ``show_errors``: for development).
         self.show_errors = False
+        #: Seconds a cancelled agent has to stop before it is cut loose (``_cancel``).
+        self.cancel_grace = 5.0
+        #: Told of the asyncio task of an agent cut loose (the background lets go of it).
+        self.let_go: Callable[[asyncio.Task[Any]], None] | None = None
 
     def sync_agent_limiter(self) -> anyio.CapacityLimiter:
         """How many plain-function agents run at once (made on first use, in the loop)."""
@@ -185,6 +190,13 @@ class Execution:
         # Created when the execution starts; a cancel that comes first is remembered.
         self._scope: anyio.CancelScope | None = None
         self._cancel_requested = False
+        # On asyncio: the agent is cancelled once, as asyncio cancels a task (``_cancel``):
+        # the task running it, and its canceller once it is first cancelled.
+        self._edge_wanted = loop is not None and EDGE_AVAILABLE
+        self._host: asyncio.Task[Any] | None = None
+        self._edge: EdgeCancel | None = None
+        # Set once the execution's end is recorded (by `run`, or when it is cut loose).
+        self._ended = False
         # Set by `stop`: the status message of the FAILED task, once the agent is stopped.
         self._stop_text: str | None = None
         # Signals, not anyio Events: most are never waited for (see ``_sync``).
@@ -223,15 +235,25 @@ class Execution:
             activation = observation.activated()
             activation.__enter__()
         self._scope = scope = scope_class()
+        if self._edge_wanted:
+            self._host = asyncio.current_task()
         if self._cancel_requested:
-            scope.cancel()
+            self.cancel_soon()
         raised: BaseException | None = None
         try:
-            with scope:
-                if self._create_first:
-                    await self.task.ensure()
-                result = await self._invoke()
-                await self._finish(result)
+            try:
+                with scope:
+                    if self._create_first:
+                        await self.task.ensure()
+                    result = await self._invoke()
+                    if self._edge is not None and self._edge.sent:
+                        self._edge.consume()  # the agent caught our cancel, then returned
+                    await self._finish(result)
+            except asyncio.CancelledError:
+                # Ours (the agent was cancelled and let it through) ends the agent as the
+                # scope's own would; anyone else's goes on up.
+                if self._edge is None or not self._edge.consume():
+                    raise
             if self._stop_text is not None:  # stopped by a guard before it wrote FAILED
                 await self._fail(None, self._stop_text)
         except TaskExistsError:
@@ -264,21 +286,57 @@ class Execution:
             )
             await self._fail(exc)
         finally:
-            if observation is not None:
-                writer = self.task.writer
-                observation.ended(writer.task if writer is not None else None, raised)
-            runtime = self.runtime
-            executions = runtime.executions
-            if executions.get(self.task_id) is self:
-                del executions[self.task_id]
-            if runtime.on_ended is not None:
-                runtime.on_ended(self)
-            self.started.set()
-            self.settled.set()
-            self.done.set()
-            self._detach()
+            self._end(raised)
             if activation is not None:
                 activation.__exit__(None, None, None)
+
+    def _end(self, raised: BaseException | None) -> None:
+        """Record that the execution ended (once: `run`, or `_cut_loose` before it)."""
+        if self._ended:
+            return
+        self._ended = True
+        if self._edge is not None:
+            self._edge.close()
+        # Both refer back to this execution (a cycle, freed only by the collector).
+        self._edge = self._host = None
+        observation = self.observation
+        if observation is not None:
+            writer = self.task.writer
+            observation.ended(writer.task if writer is not None else None, raised)
+        runtime = self.runtime
+        executions = runtime.executions
+        if executions.get(self.task_id) is self:
+            del executions[self.task_id]
+        if runtime.on_ended is not None:
+            runtime.on_ended(self)
+        self.started.set()
+        self.settled.set()
+        self.done.set()
+        self._detach()
+
+    def _cut_loose(self) -> None:
+        """The agent is still running ``cancel_grace`` seconds after it was cancelled (it
+        catches the cancellation): the execution ends without it (``_cancel``)."""
+        edge = self._edge
+        if edge is None or self._ended:
+            return
+        logger.warning(
+            "the agent of task %s still runs %.1f s after it was cancelled (does it catch "
+            "CancelledError?): its execution ends without it, and it can change the task "
+            "no more",
+            self.task_id,
+            self.runtime.cancel_grace,
+        )
+        if self._stop_text is not None and self.task.writer is None:
+            # Stopped by a guard before its task existed: the task is failed without it.
+            self.error = InternalError()
+        writer = self.task.writer
+        if writer is not None and writer.task.status.state not in TERMINAL_STATES:
+            writer.release()  # whatever it still reports is not written
+        task = edge.task
+        self._end(None)
+        if self.runtime.let_go is not None:
+            self.runtime.let_go(task)
 
     def _detach(self) -> None:
         """Let go of everything that refers back to this execution, once it has ended.
@@ -316,7 +374,11 @@ class Execution:
         """Cancel the agent; it stops at its next checkpoint (the task has already ended,
         or is about to: a cancel writes CANCELED first, a guard FAILED)."""
         self._cancel_requested = True
-        if self._scope is not None:
+        if self._host is not None:
+            if self._edge is None:
+                self._edge = EdgeCancel(self._host, self._cut_loose)
+            self._edge.cancel(self.runtime.cancel_grace)
+        elif self._scope is not None:
             self._scope.cancel()
 
     async def stop(self, text: str) -> None:

@@ -251,6 +251,7 @@ class A2AServer:
         self.guard_options = guards if guards is not None else ExecutionGuards()
         self.guards = Guards(self.guard_options, self.runtime)
         self.runtime.show_errors = self.guard_options.show_errors
+        self.runtime.cancel_grace = self.guard_options.cancel_grace
         #: Claims and runs the next attempts of lost executions (see ``_recovering``).
         self.recoverer = Recoverer(recovery, self.runtime, self.storage, self.guards)
         self.services = (*self.backend.services, self.guards.service)
@@ -536,6 +537,7 @@ class A2AServer:
             self.storage.limits = self.storage.limits.fitted_to(self.backend)
             self._task_group = await stack.enter_async_context(anyio.create_task_group())
             self.state.background = Background(self._task_group, self.runtime.executions)
+            self.runtime.let_go = self.state.background.let_go
             self.recoverer.start_waiting(self.state.background)
             freed = freed_memory()  # what big requests freed goes back (``_allocator``)
             if freed is not None:

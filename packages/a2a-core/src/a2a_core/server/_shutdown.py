@@ -52,6 +52,8 @@ async def stop_executions(
     with anyio.move_on_after(grace):
         while executions:
             await next(iter(executions.values())).done.wait()
+    if background is not None:
+        background.cancel_loose()
     left = list(executions.values())
     if not left:
         return 0
