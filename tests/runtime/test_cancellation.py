@@ -88,13 +88,16 @@ async def test_a_cancelled_agent_may_await_in_its_cleanup() -> None:
     # level-triggered scope cancelled every such await again.
     running = anyio.Event()
     cleaned = anyio.Event()
+    stopping: list[bool] = []
 
     async def tidy(ctx: TaskContext) -> None:
         await ctx.working("busy")
+        stopping.append(ctx.stopping)
         running.set()
         try:
             await anyio.sleep_forever()
         finally:
+            stopping.append(ctx.stopping)  # the cancellation is the server's
             await asyncio.sleep(0.01)
             cleaned.set()
 
@@ -110,3 +113,4 @@ async def test_a_cancelled_agent_may_await_in_its_cleanup() -> None:
                 await anyio.sleep(0.01)
         got = await client.result("GetTask", {"id": task["id"]})
         assert got["status"]["state"] == "TASK_STATE_CANCELED"
+        assert stopping == [False, True]

@@ -288,10 +288,11 @@ def from_executor(executor: AgentExecutor, *, cancel_grace: float = CANCEL_GRACE
         try:
             await executor.execute(request_context, queue)
         except anyio.get_cancelled_exc_class() as exc:
-            # Ours only when this agent is being stopped (its scope cancelled: no time
-            # left). One of the executor's own making that escapes it is a failure of the
-            # run: re-raised as it is, it would read as a cancel no one asked for.
-            if anyio.current_effective_deadline() != -math.inf:
+            # Ours only when this agent is being stopped (the server said so, or its scope
+            # was cancelled: no time left). One of the executor's own making that escapes
+            # it is a failure of the run: re-raised as it is, it would read as a cancel no
+            # one asked for.
+            if not ctx.stopping and anyio.current_effective_deadline() != -math.inf:
                 raise RuntimeError("the executor raised a cancellation of its own") from exc
             with anyio.CancelScope(shield=True):
                 await _cancel(executor, ctx, queue, cancel_grace)

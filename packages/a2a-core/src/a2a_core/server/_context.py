@@ -49,8 +49,16 @@ class TaskContext:
         self._invocation = invocation
         self._artifact_id: str | None = None
         self._max_checkpoint_bytes = max_checkpoint_bytes
+        self._stopping = False
 
     # --- what the agent reads ----------------------------------------------------------
+
+    @property
+    def stopping(self) -> bool:
+        """Whether the server asked this agent to stop (a cancel of its task, a guard, the
+        shutdown): a cancellation the agent sees from then on is the server's. One it
+        sees before is of its own making (a timeout of its own, say)."""
+        return self._stopping
 
     @property
     def message(self) -> Message:

@@ -374,6 +374,7 @@ class Execution:
         """Cancel the agent; it stops at its next checkpoint (the task has already ended,
         or is about to: a cancel writes CANCELED first, a guard FAILED)."""
         self._cancel_requested = True
+        self.context._stopping = True
         if self._host is not None:
             if self._edge is None:
                 self._edge = EdgeCancel(self._host, self._cut_loose)
