@@ -469,3 +469,18 @@ def test_a_v0_3_rest_error_of_only_a_message_is_the_agents_error() -> None:
     # Elsewhere such a body is not an A2A error: v1.0 REST errors are AIP-193 bodies.
     with pytest.raises(InvalidReplyError):
         read_reply(Operation.GET_TASK, Endpoint(URL, "rest", "1.0"), 404, b'{"message": "x"}')
+
+
+def test_the_client_reads_a_v03_part_without_kind_as_its_content() -> None:
+    # The same rule as the server's (spec-decisions A26): a v0.3 server that leaves out a
+    # part's kind is read, not refused.
+    task = {
+        "kind": "task",
+        "id": "t-1",
+        "contextId": "c-1",
+        "status": {"state": "completed"},
+        "artifacts": [{"artifactId": "a-1", "parts": [{"text": "hi"}, {"data": {"k": 1}}]}],
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "result": task}).encode()
+    got = read_reply(Operation.GET_TASK, Endpoint(URL, "jsonrpc", "0.3"), 200, body, request_id=1)
+    assert got.artifacts[0].parts == [t.Part(text="hi"), t.Part(data={"k": 1})]

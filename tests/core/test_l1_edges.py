@@ -117,7 +117,7 @@ def test_malformed_json_on_the_lenient_path() -> None:
         '{"kind":["data"],"data":{}}',  # an unhashable tag (once a TypeError)
         '{"kind":{"k":1},"text":"x"}',
         '"just text"',  # not an object at all
-        '{"text":"no kind"}',
+        '{"text":"two contents","data":{}}',  # no kind, and no one kind it could be
     ],
 )
 def test_bad_v03_parts_are_schema_errors_on_the_lenient_path(part: str) -> None:

@@ -55,6 +55,8 @@ from helpers.protocol import (
     V03_PARAMS,
     V1_PARAMS,
     as_call,
+    as_response,
+    body_of,
     envelope,
     make_protocol,
     rpc,
@@ -480,3 +482,51 @@ def test_reply_error_golden(method: str, error: BaseException, reply: str) -> No
         ("a2a-version", call.dialect),
     )
     assert response.body == reply.encode()
+
+
+# --- v0.3 parts without `kind` (issue 48, item 1) ---------------------------------------------
+
+
+def v03_send(*parts: dict[str, Any]) -> dict[str, Any]:
+    message = {"kind": "message", "messageId": "m-1", "role": "user", "parts": list(parts)}
+    return envelope("message/send", {"message": message})
+
+
+@pytest.mark.parametrize(
+    ("part", "expected"),
+    [
+        ({"text": "hi"}, t.Part(text="hi")),
+        ({"type": "text", "text": "hi"}, t.Part(text="hi")),
+        ({"data": {"k": 1}}, t.Part(data={"k": 1})),
+        (
+            {"file": {"uri": "https://files.example/f.png", "mimeType": "image/png"}},
+            t.Part(url="https://files.example/f.png", media_type="image/png"),
+        ),
+    ],
+    ids=["text", "type-instead-of-kind", "data", "file"],
+)
+def test_a_v03_part_without_kind_is_read_as_its_one_content_member(
+    part: dict[str, Any], expected: t.Part
+) -> None:
+    # Both official servers run the agent for these; clients in the wild send them.
+    call = as_call(PROTOCOL.receive_request(rpc(v03_send(part, {"kind": "text", "text": "x"}))))
+    assert isinstance(call.request, t.SendMessageRequest)
+    assert call.request.message.parts == [expected, t.Part(text="x")]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {},
+        {"text": "a", "data": {"k": 1}},
+        {"type": "text"},
+        # The v0.3 compatibility kit's unsupported part: refused, not read as text.
+        {"type": "unsupported_type", "text": "This should be rejected"},
+    ],
+    ids=["none", "two", "type-alone", "unsupported-type"],
+)
+def test_a_v03_part_with_no_content_or_two_still_needs_its_kind(part: dict[str, Any]) -> None:
+    response = as_response(PROTOCOL.receive_request(rpc(v03_send(part))))
+    error = body_of(response)["error"]
+    assert error["code"] == -32602
+    assert "kind" in error["message"]

@@ -308,6 +308,7 @@ def _tagged_union_node(members: list[mi.StructType]) -> _Node:
     tag_fields = {m.tag_field for m in members}
     for member in members:
         by_tag[member.tag] = _node_for(member.cls)
+    by_content = _content_members(members)
 
     def node(value: Any) -> Any:
         if not isinstance(value, dict):
@@ -318,9 +319,32 @@ def _tagged_union_node(members: list[mi.StructType]) -> _Node:
             member = by_tag.get(tag) if isinstance(tag, str | int) else None
             if member is not None:
                 return member(value)
+        if by_content and not any(tag_field in value for tag_field in tag_fields):
+            # No tag at all (a v0.3 part sent as {"text": ...}): the kind of its one
+            # content member, as the official servers read it (spec-decisions A26).
+            present = [found for key, found in by_content.items() if key in value]
+            # A `type` in the tag's place is taken as the tag when it names the same kind;
+            # naming another ("unsupported_type"), the part stays refused, as the v0.3
+            # compatibility kit expects of an unsupported part.
+            if len(present) == 1 and value.get("type", present[0][1]) == present[0][1]:
+                tag_field, tag = present[0]
+                return by_tag[tag]({**value, tag_field: tag})
         return value  # unknown or missing tag: convert() says which
 
     return node
+
+
+def _content_members(members: list[mi.StructType]) -> dict[str, tuple[str, Any]]:
+    """For a union whose members each have exactly one required field besides the tag (the
+    v0.3 parts: ``text``, ``file``, ``data``), that field's name -> (tag field, tag); else
+    empty: only such a union has a kind that its content says without doubt."""
+    found: dict[str, tuple[str, Any]] = {}
+    for member in members:
+        required = [f.encode_name for f in member.fields if f.required]
+        if len(required) != 1 or required[0] in found or member.tag_field is None:
+            return {}
+        found[required[0]] = (member.tag_field, member.tag)
+    return found
 
 
 def _list_node(item: _Node) -> _Node:
