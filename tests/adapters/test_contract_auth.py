@@ -199,7 +199,8 @@ async def test_every_bad_credential_is_a_401_with_every_challenge(
             assert challenges[1] == 'Basic realm="Contract agent", charset="UTF-8"'
             assert "Traceback" not in response.text
         error = rpc.json()["error"]
-        assert rpc.json()["id"] is None
+        # Refused before the request was read, yet its id is readable (JSON-RPC 2.0 §5).
+        assert rpc.json()["id"] == 1
         assert error["code"] == -32041, name
         assert error["data"][0]["reason"] == "UNAUTHENTICATED"
         assert rest.json()["error"]["status"] == "UNAUTHENTICATED"

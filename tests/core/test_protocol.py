@@ -543,7 +543,7 @@ ERROR_CASES: list[
         200,
         (JSON,),
         rpc_error(
-            None,
+            1,  # read from the body, though refused before it (JSON-RPC 2.0 §5)
             -32008,
             "Required extension(s) not requested: urn:ext:req",
             info("EXTENSION_SUPPORT_REQUIRED", requiredExtensions="urn:ext:req"),
@@ -556,7 +556,7 @@ ERROR_CASES: list[
         200,
         (JSON,),
         rpc_error(
-            None,
+            1,  # read from the body, though refused before it (JSON-RPC 2.0 §5)
             -32009,
             "A2A-Version '2.0' is not supported; supported: 0.3, 1.0",
             info("VERSION_NOT_SUPPORTED", requestedVersion="2.0", supportedVersions="0.3,1.0"),
@@ -569,7 +569,7 @@ ERROR_CASES: list[
         200,
         (JSON,),
         rpc_error(
-            None,
+            1,  # read from the body, though refused before it (JSON-RPC 2.0 §5)
             -32009,
             "A2A-Version '0.3' is not supported; supported: 1.0",
             info("VERSION_NOT_SUPPORTED", requestedVersion="0.3", supportedVersions="1.0"),

@@ -75,7 +75,7 @@ def test_jsonrpc_refuses_a_body_that_is_not_json(
     assert response.status == 200
     assert ("content-type", "application/json") in response.headers
     body = body_of(response)
-    assert body["id"] is None  # the request was not read
+    assert body["id"] == 7  # read from the body, which the refusal did not need (JSON-RPC §5)
     assert body["error"]["code"] == -32005
     assert "application/json" in body["error"]["message"]
     # The error in the negotiated dialect: v1.0 data is the ErrorInfo list.

@@ -530,3 +530,41 @@ def test_a_v03_part_with_no_content_or_two_still_needs_its_kind(part: dict[str, 
     error = body_of(response)["error"]
     assert error["code"] == -32602
     assert "kind" in error["message"]
+
+
+# --- ids (issue 48, items 2 and 6) ------------------------------------------------------------
+
+
+def test_an_integral_id_with_a_fraction_is_served_and_echoed_as_a_number() -> None:
+    call = as_call(PROTOCOL.receive_request(rpc(envelope("GetTask", {"id": "t"}, id=1.0))))
+    assert call.request_id == 1.0
+    reply = PROTOCOL.reply_result(call, TASK)
+    assert body_of(reply)["id"] == 1.0
+    assert reply.body.startswith(b'{"jsonrpc":"2.0","id":1.0,')
+
+
+@pytest.mark.parametrize("bad_id", [None, 1.5, True], ids=["null", "fraction", "bool"])
+def test_a_null_bool_or_fractional_id_is_refused_with_a_null_id(bad_id: Any) -> None:
+    response = as_response(PROTOCOL.receive_request(rpc(envelope("GetTask", {"id": "t"}, bad_id))))
+    body = body_of(response)
+    assert body["id"] is None
+    assert body["error"]["code"] == -32600
+    assert "'id' must be a string or an integer" in body["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [("A2A-Version", "2.0"), ("Content-Type", "text/plain")],
+    ids=["version", "content-type"],
+)
+def test_a_request_refused_before_its_envelope_is_read_still_gets_its_id(
+    header: tuple[str, str],
+) -> None:
+    response = as_response(
+        PROTOCOL.receive_request(rpc(envelope("GetTask", {"id": "t"}, id="abc"), header))
+    )
+    assert body_of(response)["id"] == "abc"
+    # Unless the id cannot be read: not JSON, or not an object.
+    for body in (b"{oops", b"[1]"):
+        unread = as_response(PROTOCOL.receive_request(rpc(body, header)))
+        assert body_of(unread)["id"] is None

@@ -47,10 +47,13 @@ __all__ = [
     "encode_error",
     "encode_result",
     "lookup_method",
+    "request_id_of",
 ]
 
-#: A JSON-RPC request id. ``None`` is a JSON ``null`` id, or no id at all in a notification.
-JsonRpcId = str | int | None
+#: A JSON-RPC request id. ``None`` is a JSON ``null`` id (a reply to a request whose id could
+#: not be read), or no id at all in a notification. A float is an integral number sent with a
+#: fraction (``1.0``), echoed as sent.
+JsonRpcId = str | int | float | None
 
 #: What `decode_request` does with a well-formed notification (a request without ``id``):
 #: ``"reject"`` answers -32600 with ``id: null`` (the default: A2A defines no notification
@@ -141,11 +144,12 @@ class JsonRpcFailure(msgspec.Struct, frozen=True):
 
 
 class _Envelope(msgspec.Struct):
-    # UNSET tells "absent" from "null". The types reject a bool or float id, a non-string
-    # method and a non-string jsonrpc; such a document goes to the slow path to be classified.
+    # UNSET tells "absent" from "null". The types reject a bool id, a non-string method and
+    # a non-string jsonrpc; such a document goes to the slow path to be classified. A float
+    # or null id decodes, and `_id_refused` says whether it may stay.
     jsonrpc: str | UnsetType = UNSET
     method: str | UnsetType = UNSET
-    id: str | int | UnsetType | None = UNSET
+    id: str | int | float | UnsetType | None = UNSET
     # An absent member leaves the default, an empty Raw.
     params: msgspec.Raw = msgspec.Raw()
 
@@ -161,7 +165,7 @@ _MSG_NOT_OBJECT: Final = _PREFIX + "the request must be a JSON object"
 _MSG_BATCH: Final = _PREFIX + "batch requests are not supported"
 _MSG_JSONRPC: Final = _PREFIX + "'jsonrpc' must be exactly \"2.0\""
 _MSG_METHOD: Final = _PREFIX + "'method' must be a string"
-_MSG_ID: Final = _PREFIX + "'id' must be a string, an integer or null"
+_MSG_ID: Final = _PREFIX + "'id' must be a string or an integer"
 _MSG_PARAMS: Final = _PREFIX + "'params' must be an object"
 _MSG_NOTIFICATION: Final = _PREFIX + "notifications (requests without 'id') are not supported"
 _MSG_UTF8: Final = JSONParseError.default_message + ": not valid UTF-8"
@@ -194,8 +198,8 @@ def decode_request(
     - not UTF-8, not JSON, or nested deeper than `a2a_core.codec.NESTING_LIMIT` (on every
       interpreter, whatever its recursion limit): -32700, ``id: null``;
     - a top-level array (A2A defines no batches) or any other non-object: -32600, ``id: null``;
-    - an ``id`` that is not a string, an integer or null (a bool is not an integer here):
-      -32600, ``id: null``;
+    - an ``id`` that is null, or not a string or an integer (a bool is not one here; an
+      integral float such as ``1.0`` is, and is echoed as sent): -32600, ``id: null``;
     - ``jsonrpc`` not exactly ``"2.0"``, ``method`` missing or not a string, ``params``
       present and neither an object nor null: -32600, echoing the id;
     - no ``id`` at all (a notification): see `NotificationPolicy`.
@@ -228,6 +232,8 @@ def decode_request(
         return _parse_failure(_MSG_TOO_DEEP)
 
     id_ = env.id
+    if id_ is not UNSET and _id_refused(id_):
+        return JsonRpcFailure(InvalidRequestError(_MSG_ID), None, _dialect_of(env.method))
     echo: JsonRpcId = None if id_ is UNSET else id_
     method = env.method
     # The failures below name the method's dialect (`_dialect_of`); a valid request does not
@@ -256,7 +262,33 @@ def decode_request(
 
 def _valid_id(value: object) -> bool:
     # type() rather than isinstance(): bool is a subclass of int but not a JSON-RPC id.
-    return value is None or type(value) is str or type(value) is int
+    return (
+        type(value) is str
+        or type(value) is int
+        or (type(value) is float and not _id_refused(value))
+    )
+
+
+def _id_refused(value: str | int | float | None) -> bool:
+    """A null id (a reply could not be told from one to an unreadable id; the v0.3 request
+    types and both official servers refuse it), or a number with a fraction: refused. An
+    integral float (``1.0``: an integer to JSON Schema) is kept (spec-decisions A27)."""
+    if value is None:
+        return True
+    return type(value) is float and not value.is_integer()  # nan and inf are not integers
+
+
+def request_id_of(body: bytes) -> JsonRpcId:
+    """The id of a request refused before its envelope was read (its version, content type
+    or credentials), when ``body`` is a JSON object with a valid one; else ``None``. JSON-RPC
+    2.0 §5: the reply's id is the request's unless it could not be detected. The caller
+    keeps the bodies it never parses (too large, too deep) away from here."""
+    try:
+        env = _ENVELOPE_DECODER.decode(body)
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return None
+    id_ = env.id
+    return None if id_ is UNSET or _id_refused(id_) else id_
 
 
 def _classify(body: bytes) -> JsonRpcFailure:
@@ -272,7 +304,7 @@ def _classify(body: bytes) -> JsonRpcFailure:
     if not isinstance(doc, dict):
         return JsonRpcFailure(InvalidRequestError(_MSG_NOT_OBJECT), None)
     id_ = doc.get("id")
-    if not _valid_id(id_):
+    if "id" in doc and not _valid_id(id_):  # absent: a notification, judged below
         return JsonRpcFailure(InvalidRequestError(_MSG_ID), None, _dialect_of(doc.get("method")))
     method = doc.get("method")
     dialect = _dialect_of(method)

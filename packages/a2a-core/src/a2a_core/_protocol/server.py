@@ -72,6 +72,7 @@ from a2a_core._protocol.jsonrpc import (
     decode_request,
     encode_error,
     encode_result,
+    request_id_of,
 )
 from a2a_core._protocol.media_types import check_request_content_type
 from a2a_core._protocol.operations import (
@@ -533,7 +534,7 @@ class ServerProtocol:
         dialect: Dialect = "0.3" if version == "0.3" else "1.0"
         headers = (*challenge_headers, *self._reply_headers(version, ()))
         if self.jsonrpc_path is not None and path == self.jsonrpc_path:
-            body = encode_error(None, error, dialect)
+            body = encode_error(self._readable_id(request), error, dialect)
             refusal = Refusal("jsonrpc", error.reason, error.http_status, error.code)
             return HttpResponse(error.http_status, (*_JSON_HEADERS, *headers), body, refusal)
         if self.rest_path is not None:
@@ -585,6 +586,19 @@ class ServerProtocol:
                 return headers
         return ((VERSION_HEADER, version), *extension_response_headers(activated))
 
+    def _readable_id(self, request: HttpRequest) -> JsonRpcId:
+        """The id of a JSON-RPC request refused before its envelope was read, when its body
+        is within the limits and says one (`request_id_of`); ``None`` otherwise."""
+        body = request.body
+        if (
+            not body
+            or len(body) > self.max_body_size
+            or content_length_exceeds(request.headers, self.max_body_size)
+            or codec.json_depth_exceeds(body, self.max_json_depth)
+        ):
+            return None
+        return request_id_of(body)
+
     def _check_body(self, request: HttpRequest, body: bytes, *, always_json: bool) -> None:
         """The checks of a body before it is parsed, the same for both bindings: its size,
         its nesting (-32600), then its content type (-32005). ``always_json``: JSON-RPC,
@@ -612,7 +626,7 @@ class ServerProtocol:
         try:
             version, explicit, requested, activated = self._negotiate(request)
         except A2AError as exc:
-            return self._refused_rpc(None, exc, "1.0", ())
+            return self._refused_rpc(self._readable_id(request), exc, "1.0", ())
         # Until the call exists no extension is active: its replies echo only the version.
         headers = self._reply_headers(version, ())
         default_dialect: Dialect = "0.3" if version == "0.3" else "1.0"
@@ -620,9 +634,9 @@ class ServerProtocol:
         try:
             self._check_body(request, body, always_json=True)
         except A2AError as exc:
-            # A normal JSON-RPC error; `id` null, since the request was not read
-            # (spec-decisions A12).
-            return self._refused_rpc(None, exc, default_dialect, headers)
+            # A normal JSON-RPC error (spec-decisions A12), with the request's id when the
+            # body could be read (a wrong content type), null when not (too large or deep).
+            return self._refused_rpc(self._readable_id(request), exc, default_dialect, headers)
 
         decoded = decode_request(
             body, notifications=self.notifications, depth_checked=self._depth_within_codec_limit
