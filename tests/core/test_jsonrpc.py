@@ -154,7 +154,7 @@ FAILURES = [
     pytest.param(HEAD + b"}}", parse(), id="trailing"),
     pytest.param(b'{"id":true,"x":[1,}', parse(), id="bad-after-bad-member"),
     pytest.param(b"{'jsonrpc':'2.0'}", parse(), id="single-quotes"),
-    pytest.param(b"\xef\xbb\xbf" + HEAD + b"}", parse(), id="bom"),
+    pytest.param(b"\xef\xbb\xbf\xef\xbb\xbf" + HEAD + b"}", parse(), id="two-boms"),
     pytest.param(b'{"jsonrpc":"2.0","method":"\xff","id":1}', parse(UTF8), id="utf8-method"),
     pytest.param(HEAD + b',"params":{"id":"\xc3"}}', parse(UTF8), id="utf8-params"),
     pytest.param(HEAD + b',"x":"\xed\xa0\x80"}', parse(UTF8), id="utf8-surrogate"),
@@ -339,6 +339,8 @@ SUCCESSES = [
         id="params-null",
     ),
     pytest.param(HEAD + b',"params":{}}', 1, "GetTask", b"{}", id="params-empty"),
+    # RFC 8259 §8.1: one byte order mark may be ignored (spec-decisions A29).
+    pytest.param(b"\xef\xbb\xbf" + HEAD + b"}", 1, "GetTask", b"{}", id="bom"),
     # An integral number with a fraction is an integer to JSON Schema (spec-decisions A27).
     pytest.param(
         b'{"jsonrpc":"2.0","id":1.0,"method":"GetTask"}', 1.0, "GetTask", b"{}", id="id-1.0"

@@ -10,18 +10,21 @@ conversion of every params type. Streaming methods are checked frame by frame.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from a2a_core import types as t
 from a2a_core.call import CallRequest
+from a2a_core.client import Endpoint, parse_card, read_reply
 from a2a_core.errors import (
     InvalidParamsError,
     LocalProtocolError,
     TaskNotCancelableError,
     TaskNotFoundError,
 )
+from a2a_core.http import Headers, HttpRequest
 from a2a_core.jsonrpc import Operation
 from helpers.protocol import (
     AGENT_MESSAGE,
@@ -568,3 +571,42 @@ def test_a_request_refused_before_its_envelope_is_read_still_gets_its_id(
     for body in (b"{oops", b"[1]"):
         unread = as_response(PROTOCOL.receive_request(rpc(body, header)))
         assert body_of(unread)["id"] is None
+
+
+# --- a leading byte order mark (issue 48, item 3) ---------------------------------------------
+
+BOM = b"\xef\xbb\xbf"
+
+
+def test_a_request_starting_with_a_bom_is_served_on_both_bindings() -> None:
+    body = BOM + json.dumps(envelope("GetTask", {"id": "t"}, id=3)).encode()
+    call = as_call(PROTOCOL.receive_request(rpc(body)))
+    assert call.request == t.GetTaskRequest(id="t") and call.request_id == 3
+    send = (
+        BOM
+        + json.dumps(
+            {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+        ).encode()
+    )
+    rest = as_call(
+        PROTOCOL.receive_request(
+            HttpRequest(
+                "POST",
+                "/message:send",
+                headers=Headers([("content-type", "application/json"), ("a2a-version", "1.0")]),
+                body=send,
+            )
+        )
+    )
+    assert isinstance(rest.request, t.SendMessageRequest)
+    assert rest.request.message.parts == [t.Part(text="hi")]
+
+
+def test_the_client_reads_replies_and_cards_starting_with_a_bom() -> None:
+    reply = BOM + b'{"jsonrpc":"2.0","id":1,"result":' + TASK_V1.encode() + b"}"
+    task = read_reply(
+        Operation.GET_TASK, Endpoint("http://a.example", "jsonrpc", "1.0"), 200, reply, request_id=1
+    )
+    assert isinstance(task, t.Task)
+    card = parse_card(BOM + CARD_V1.encode())
+    assert card.name

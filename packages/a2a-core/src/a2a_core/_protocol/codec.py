@@ -34,7 +34,20 @@ from typing import Any, Final, TypeAlias, TypeVar, overload
 import msgspec
 from msgspec import inspect as mi
 
-__all__ = ["NESTING_LIMIT", "DecodeError", "convert", "decode", "encode", "json_depth_exceeds"]
+__all__ = [
+    "NESTING_LIMIT",
+    "UTF8_BOM",
+    "DecodeError",
+    "convert",
+    "decode",
+    "encode",
+    "json_depth_exceeds",
+    "without_bom",
+]
+
+#: A UTF-8 byte order mark. RFC 8259 §8.1: a parser may ignore one at the start of a JSON
+#: text, and both official servers do; we do wherever JSON comes in (spec-decisions A29).
+UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 #: Deepest JSON nesting `decode` (and `a2a_core.jsonrpc.decode_request`) accepts, on every
 #: interpreter: four times `ServerProtocol`'s default ``max_json_depth``, a quarter of the
@@ -153,6 +166,8 @@ def decode(data: _Data, type_: Any) -> Any:
             data = data.encode()
         except UnicodeEncodeError:  # a lone surrogate: no UTF-8 text, hence no JSON
             raise DecodeError("JSON is malformed: invalid UTF-8", malformed_json=True) from None
+    if type(data) is bytes and data[:3] == UTF8_BOM:
+        data = data[3:]
     # No nesting is deeper than the byte count: small documents skip even the counting. A
     # Raw is a slice of a document already measured (`decode_request`'s params).
     if (
@@ -192,6 +207,11 @@ def convert(obj: Any, type_: Any) -> Any:
         raise DecodeError(str(exc), malformed_json=False) from None
     except RecursionError:
         raise DecodeError("JSON nesting too deep", malformed_json=False) from None
+
+
+def without_bom(data: bytes) -> bytes:
+    """``data`` without one UTF-8 byte order mark at its start (`UTF8_BOM`)."""
+    return data[3:] if data[:3] == UTF8_BOM else data
 
 
 def _typed_decoder(type_: Any) -> msgspec.json.Decoder[Any]:

@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from a2a_core._protocol.codec import NESTING_LIMIT, json_depth_exceeds
+from a2a_core._protocol.codec import NESTING_LIMIT, json_depth_exceeds, without_bom
 from a2a_core._protocol.errors import (
     A2AError,
     InvalidRequestError,
@@ -209,6 +209,7 @@ def decode_request(
     if not isinstance(body, bytes):
         # Own the bytes: the returned Raw params point into this buffer.
         body = bytes(body)
+    body = without_bom(body)  # RFC 8259 §8.1 lets a parser ignore one (spec-decisions A29)
     # msgspec only validates UTF-8 in strings it materialises, not inside params (a Raw) or
     # skipped members, so check the whole body; ASCII bodies (most) skip the decode.
     if not body.isascii():
@@ -284,7 +285,7 @@ def request_id_of(body: bytes) -> JsonRpcId:
     2.0 §5: the reply's id is the request's unless it could not be detected. The caller
     keeps the bodies it never parses (too large, too deep) away from here."""
     try:
-        env = _ENVELOPE_DECODER.decode(body)
+        env = _ENVELOPE_DECODER.decode(without_bom(body))
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         return None
     id_ = env.id

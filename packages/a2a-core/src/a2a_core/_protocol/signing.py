@@ -413,7 +413,8 @@ def verify_agent_card(
     signature mismatch, a body that is not a card) with the reason of each signature.
     """
     try:
-        document = json.loads(card_bytes, object_pairs_hook=_no_duplicates)
+        text = codec.without_bom(card_bytes) if isinstance(card_bytes, bytes) else card_bytes
+        document = json.loads(text, object_pairs_hook=_no_duplicates)
     except (ValueError, RecursionError) as exc:
         if isinstance(exc, CardSignatureError):
             raise

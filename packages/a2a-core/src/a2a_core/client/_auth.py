@@ -30,6 +30,7 @@ import anyio
 import httpx
 
 from a2a_core._protocol.client import ClientError
+from a2a_core._protocol.codec import without_bom
 from a2a_core.client._bodies import ACCEPT_ENCODING, read_limited
 from a2a_core.client._origins import check_token_url, origin_of, send_guarded
 from a2a_core.types import AgentCard, SecurityScheme
@@ -168,7 +169,7 @@ class TokenSource:
 def _read_token(token_url: str, status: int, body: bytes) -> tuple[str, float]:
     """The access token and its lifetime in a token endpoint's answer."""
     try:
-        payload = json.loads(body)
+        payload = json.loads(without_bom(body))
     except ValueError:
         payload = None
     if status != 200 or not isinstance(payload, dict):

@@ -16,6 +16,7 @@ import httpx
 
 from a2a_core._protocol.agent_card import DEFAULT_CARD_PATH
 from a2a_core._protocol.client import InvalidReplyError, parse_card
+from a2a_core._protocol.codec import without_bom
 from a2a_core.client._auth import refuse_unsafe_headers
 from a2a_core.client._bodies import ACCEPT_ENCODING, read_limited
 from a2a_core.client._errors import CardError, TransportError
@@ -187,7 +188,7 @@ def _signature_headers(body: bytes) -> list[dict[str, Any]]:
     verifier's to refuse)."""
     headers: list[dict[str, Any]] = []
     try:
-        signatures = json.loads(body).get("signatures") or ()
+        signatures = json.loads(without_bom(body)).get("signatures") or ()
     except (ValueError, AttributeError, RecursionError):
         return headers
     for signature in signatures if isinstance(signatures, list) else ():
@@ -244,7 +245,7 @@ async def _read_jwks(http: httpx.AsyncClient, jku: str) -> dict[str, Any]:
                 MAX_JWKS_BYTES,
                 lambda: CardError(f"the key set at {jku} is larger than {MAX_JWKS_BYTES} bytes"),
             )
-            document = json.loads(body)
+            document = json.loads(without_bom(body))
     except (httpx.HTTPError, InvalidReplyError, ValueError, RecursionError) as exc:
         raise CardError(f"no key set (JWKS) at {jku}: {_describe(exc)[:200]}") from None
     if not isinstance(document, dict):

@@ -84,6 +84,7 @@ def parse_card(body: bytes) -> AgentCard:
     Raises `InvalidReplyError` when the body is not a JSON object, or is one that is neither
     kind of card; never anything else.
     """
+    body = codec.without_bom(body)
     try:
         fields = _ANY_OBJECT.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):

@@ -98,6 +98,7 @@ def _rest_error(fields: Mapping[str, Any], http_status: int) -> AgentError | Non
 def read_error(endpoint: Endpoint, status: int, body: bytes) -> AgentError | InvalidReplyError:
     """The error a reply that is not a result carries: an `AgentError` when the body is
     the binding's error shape, else an `InvalidReplyError` describing the reply."""
+    body = codec.without_bom(body)
     if endpoint.binding == "jsonrpc":
         try:
             envelope = _ENVELOPE.decode(body)
@@ -172,6 +173,7 @@ def read_reply(
     the HTTP status), `InvalidReplyError` when the reply is not A2A (and, for JSON-RPC, when
     it answers another ``request_id`` than the one given).
     """
+    body = codec.without_bom(body)
     if endpoint.binding == "jsonrpc":
         try:
             envelope = _ENVELOPE.decode(body)
