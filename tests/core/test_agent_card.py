@@ -30,7 +30,7 @@ from a2a_core.agent_card import (
     encode_card,
 )
 from a2a_core.errors import LocalProtocolError, MissingBaseUrlError
-from a2a_core.http import Headers, HttpRequest
+from a2a_core.http import Headers, HttpRequest, HttpResponse
 from helpers.schema_v1 import validator_for
 
 # 03:04:05.678 UTC: the fraction must not leak into Last-Modified or its comparisons.
@@ -428,10 +428,16 @@ def test_legacy_card_adds_the_v0_3_fields() -> None:
             "apiKeySecurityScheme": {"location": "header", "name": "X-Key"},
         }
     }
-    # Everything of the v1.0 card is still there, unchanged.
-    assert {k: v for k, v in body.items() if k in EXPECTED_CARD and k != "securitySchemes"} == {
-        k: v for k, v in EXPECTED_CARD.items() if k != "securitySchemes"
+    # Everything of the v1.0 card is still there, unchanged; skills gain their modes (the
+    # card's defaults: what a skill without its own has anyway).
+    changed = ("securitySchemes", "skills")
+    assert {k: v for k, v in body.items() if k in EXPECTED_CARD and k not in changed} == {
+        k: v for k, v in EXPECTED_CARD.items() if k not in changed
     }
+    assert body["skills"] == [
+        {**skill, "inputModes": ["text/plain"], "outputModes": ["text/plain"]}
+        for skill in EXPECTED_CARD["skills"]
+    ]
 
 
 @pytest.mark.parametrize(
@@ -651,3 +657,42 @@ def _with_interfaces(*interfaces: t.AgentInterface) -> t.AgentCard:
 def _first_url(response: Any) -> str:
     url: str = json.loads(response.body)["supportedInterfaces"][0]["url"]
     return url
+
+
+def test_legacy_card_skills_carry_their_modes_or_the_cards_defaults() -> None:
+    # A v0.3-era card model requires both on each skill (optional in both specs).
+    own = t.AgentSkill(
+        id="pic", name="Pic", description="Draws", tags=["art"], output_modes=["image/png"]
+    )
+    template = msgspec.structs.replace(TEMPLATE, skills=[*TEMPLATE.skills, own])
+    body = json.loads(
+        make_publisher(template=template, legacy_v0_3_fields=True).respond(get()).body
+    )
+    plain, drawing = body["skills"]
+    assert plain["inputModes"] == TEMPLATE.default_input_modes
+    assert plain["outputModes"] == TEMPLATE.default_output_modes
+    assert drawing["inputModes"] == TEMPLATE.default_input_modes
+    assert drawing["outputModes"] == ["image/png"]
+    # The pure v1.0 card says nothing it was not given.
+    pure = json.loads(make_publisher(template=template).respond(get()).body)
+    assert "inputModes" not in pure["skills"][0]
+
+
+def test_the_v02_card_path_serves_the_same_card_with_legacy_fields_only() -> None:
+    from helpers.protocol import make_protocol
+
+    legacy = make_protocol(legacy_card_fields=True)
+    current = legacy.receive_request(HttpRequest("GET", "/.well-known/agent-card.json"))
+    old = legacy.receive_request(HttpRequest("GET", "/.well-known/agent.json"))
+    assert isinstance(current, HttpResponse) and isinstance(old, HttpResponse)
+    assert old.status == 200 and old.body == current.body
+    etag = old.header("etag")
+    assert etag and etag == current.header("etag")
+    again = legacy.receive_request(
+        HttpRequest("GET", "/.well-known/agent.json", headers=Headers([("if-none-match", etag)]))
+    )
+    assert isinstance(again, HttpResponse) and again.status == 304
+    assert "/.well-known/agent.json" in legacy.public_paths
+    # Without the legacy fields (the default) the v0.2 path is not a card.
+    pure = make_protocol().receive_request(HttpRequest("GET", "/.well-known/agent.json"))
+    assert isinstance(pure, HttpResponse) and pure.status == 404

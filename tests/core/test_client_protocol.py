@@ -411,7 +411,18 @@ def test_cards_of_both_versions_parse() -> None:
     v1 = encode_card(MULTI)
     assert parse_card(v1) == MULTI
     hybrid = encode_card(MULTI, legacy_v0_3_fields=True)
-    assert parse_card(hybrid) == MULTI
+    # The same card, its skills' modes spelled out (the card's defaults).
+    assert parse_card(hybrid) == msgspec.structs.replace(
+        MULTI,
+        skills=[
+            msgspec.structs.replace(
+                skill,
+                input_modes=skill.input_modes or MULTI.default_input_modes,
+                output_modes=skill.output_modes or MULTI.default_output_modes,
+            )
+            for skill in MULTI.skills
+        ],
+    )
     legacy = msgspec.json.encode(v03c.card_from_v1(MULTI))
     converted = parse_card(legacy)
     assert converted.name == MULTI.name

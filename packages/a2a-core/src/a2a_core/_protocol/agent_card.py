@@ -237,7 +237,8 @@ def encode_card(card: AgentCard, *, legacy_v0_3_fields: bool = False) -> bytes:
     object keeps its v1.0 wrapper (``{"apiKeySecurityScheme": {...}}``) and also gets the
     v0.3 members (``"type": "apiKey", "in": "header", "name": ...``), as the reference SDK
     serves it. The key sets are disjoint, and v1.0 members win anyway. Skills keep only
-    their v1.0 ``securityRequirements``.
+    their v1.0 ``securityRequirements``, and each carries ``inputModes`` and
+    ``outputModes`` (its own, else the card's defaults).
     """
     if not legacy_v0_3_fields:
         return codec.encode(card)
@@ -249,6 +250,11 @@ def encode_card(card: AgentCard, *, legacy_v0_3_fields: bool = False) -> bytes:
     for name, v03_scheme in legacy_schemes.items():
         if name in schemes:
             schemes[name] = {**v03_scheme, **schemes[name]}
+    # v0.3-era card models require each skill's modes (optional in both specs): its own,
+    # else the card's defaults, which a skill without its own has anyway.
+    for skill in document.get("skills", ()):
+        skill.setdefault("inputModes", list(card.default_input_modes))
+        skill.setdefault("outputModes", list(card.default_output_modes))
     return codec.encode(document)
 
 

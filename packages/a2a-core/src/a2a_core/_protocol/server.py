@@ -120,6 +120,8 @@ _GRPC_HEADERS: Final = (("content-type", grpc_binding.CONTENT_TYPE),)
 _GRPC_OK: Final = grpc_binding.status_trailers(grpc_binding.GrpcStatus(0))
 #: Every gRPC path starts with this: ``/lf.a2a.v1.A2AService/``.
 _GRPC_PREFIX: Final = f"/{grpc_binding.SERVICE}/"
+_CARD_FILE: Final = "agent-card.json"
+_LEGACY_CARD_FILE: Final = "agent.json"
 #: The metadata of a call that has none (read only: merged into a new dict when needed).
 _NO_METADATA: Final[Mapping[str, Any]] = MappingProxyType({})
 
@@ -305,6 +307,16 @@ class ServerProtocol:
         self.jsonrpc_path = None if jsonrpc_path is None else _join_path(jsonrpc_path)
         self.rest_path = None if rest_path is None else _join_path(rest_path)
         self.card_path = None if card_path is None else _join_path(card_path)
+        #: The v0.2 card path (``/.well-known/agent.json`` beside ``agent-card.json``),
+        #: served with the legacy card fields only: deprecated, for v0.2-era clients that
+        #: look nowhere else (spec-decisions A30).
+        self.legacy_card_path = (
+            self.card_path.removesuffix(_CARD_FILE) + _LEGACY_CARD_FILE
+            if options.legacy_card_fields
+            and self.card_path is not None
+            and self.card_path.endswith("/" + _CARD_FILE)
+            else None
+        )
         self.capabilities = card.capabilities
         # The JWKS path when one is served (`AgentCardPublisher.matches_jwks_path`), read
         # on every request: a comparison here, not a call.
@@ -368,7 +380,7 @@ class ServerProtocol:
         #: the JWKS its signatures' ``jku`` names (a client checks the card before it knows
         #: how to authenticate).
         self.public_paths: frozenset[str] = frozenset(
-            p for p in (self.card_path, self._jwks_path) if p is not None
+            p for p in (self.card_path, self.legacy_card_path, self._jwks_path) if p is not None
         )
         #: The developer console, when served (`serve_console`).
         self.console: ConsolePages | None = None
@@ -398,7 +410,7 @@ class ServerProtocol:
     def _serves_otherwise(self, path: str) -> bool:
         """Whether the protocol answers ``path`` itself: the card, the JWKS, JSON-RPC, gRPC
         or an HTTP+JSON route (a console file there would hide it, or make it public)."""
-        if path in (self.card_path, self._jwks_path, self.jsonrpc_path):
+        if path in (self.card_path, self.legacy_card_path, self._jwks_path, self.jsonrpc_path):
             return True
         if path.startswith(_GRPC_PREFIX):
             return True
@@ -475,7 +487,7 @@ class ServerProtocol:
             return self.console.respond(request)  # type: ignore[union-attr]
         if path.startswith(_GRPC_PREFIX) and _is_grpc(request):
             return self._receive_grpc(request, path)
-        if self.card_path is not None and path == self.card_path:
+        if self.card_path is not None and (path == self.card_path or path == self.legacy_card_path):
             return self.card_publisher.respond(request, request.base_url)
         if path == self._jwks_path:
             return self.card_publisher.respond_jwks(request)
