@@ -50,6 +50,10 @@ Before and after a change: ``git archive REV packages | tar -x -C DIR``, then ru
   ``A2AServer.handle``, with the bytes the store and the log report and the bytes
   ``tracemalloc`` sees held after the reply is gone.
   ``--baseline DIR`` measures a checkout's packages too, in the same run.
+- ``cancel`` (issue 39, "an executor that swallows cancellation"): an agent that catches
+  every cancellation and carries on, then CancelTask. Printed per server: the task's state
+  and the server's CPU (of one core) over ``--window`` seconds, ``--settle`` seconds after
+  the cancel. ``--baseline DIR`` measures a checkout's packages too.
 
 Adding a section: a function that adds its subcommand to the parser (see
 ``add_subscriptions``) and a ``run`` function it points to; register it in ``SECTIONS``.
@@ -106,6 +110,13 @@ def abuse_server(base_url: str) -> Any:
         if command == "big":
             await ctx.artifact("x" * int(rest), name="big")
             return InputRequired("anything else?")
+        if command == "stubborn":  # the cancel section: swallows every cancellation
+            await ctx.working()
+            while True:
+                try:
+                    await anyio.sleep(0.5)
+                except anyio.get_cancelled_exc_class():
+                    pass
         return ctx.text
 
     card = AgentCard(
@@ -617,8 +628,69 @@ def run_messages(args: argparse.Namespace) -> None:
 
 # --- main -------------------------------------------------------------------------------------
 
+# --- section: cancel -------------------------------------------------------------------------
+
+
+def add_cancel(sections: Any) -> None:
+    parser = sections.add_parser(
+        "cancel", help="an agent that swallows cancellation, after CancelTask (issue 39)"
+    )
+    parser.add_argument("--servers", default=SERVERS[0], help="comma-separated kinds")
+    parser.add_argument("--settle", type=float, default=7.0, help="seconds after the cancel")
+    parser.add_argument("--window", type=float, default=5.0, help="seconds of CPU measured")
+    parser.add_argument(
+        "--baseline", type=Path, help="a checkout to measure too (its packages), as before"
+    )
+    parser.set_defaults(run=run_cancel)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of the process so far (``/proc/PID/stat``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_cancel(
+    kind: str, settle: float, window: float, baseline: Path | None
+) -> dict[str, Any]:
+    with running_server(kind, baseline) as (port, process):
+        message = message_params(0, "stubborn")
+        params = {**message, "configuration": {"returnImmediately": True}}
+        task = json_body(exchange(port, rpc(port, "SendMessage", params)))["result"]["task"]
+        time.sleep(0.5)
+        canceled = json_body(exchange(port, rpc(port, "CancelTask", {"id": task["id"]})))
+        time.sleep(settle)  # past ExecutionGuards.cancel_grace (5 s): cut loose, if it can be
+        before = cpu_seconds(process.pid)
+        time.sleep(window)
+        used = cpu_seconds(process.pid) - before
+        return {
+            "server": kind,
+            "code": "baseline" if baseline is not None else "this tree",
+            "state": canceled["result"]["status"]["state"],
+            "cpu": used / window,
+        }
+
+
+def run_cancel(args: argparse.Namespace) -> None:
+    print(
+        f"An agent that catches every cancellation and goes on, {args.settle:g} s after "
+        f"CancelTask: the server's CPU over {args.window:g} s"
+    )
+    print(f"{'server':<20} {'code':<10} {'task':<22} {'CPU':>8}")
+    for kind in args.servers.split(","):
+        for baseline in (args.baseline, None) if args.baseline else (None,):
+            row = measure_cancel(kind, args.settle, args.window, baseline)
+            print(f"{kind:<20} {row['code']:<10} {row['state']:<22} {100 * row['cpu']:>7.1f}%")
+
+
 #: Every section: a function adding its subcommand (which sets ``run``).
-SECTIONS: tuple[Callable[[Any], None], ...] = (add_subscriptions, add_shutdown, add_messages)
+SECTIONS: tuple[Callable[[Any], None], ...] = (
+    add_subscriptions,
+    add_shutdown,
+    add_messages,
+    add_cancel,
+)
 
 
 def main() -> None:

@@ -450,6 +450,16 @@ async def first_events(calls: list[Any]) -> list[Any]:
 UNLIMITED = [("grpc.max_receive_message_length", -1)]
 
 
+async def cancel_all(calls: list[Any]) -> None:
+    """Cancel the calls and wait until grpc has finished each in this event loop: one whose
+    completion came after the loop closed would reach the next test's loop as an error."""
+    for call in calls:
+        call.cancel()
+    with anyio.fail_after(10):
+        for call in calls:
+            await call.code()
+
+
 async def test_unread_streams_hold_one_budget_per_client_not_one_copy_per_stream() -> None:
     # gRPC copies a stream's message whole into its buffers until the client reads it:
     # eight unread subscriptions to a 12 MiB task would hold eight copies. With a budget of
@@ -477,8 +487,7 @@ async def test_unread_streams_hold_one_budget_per_client_not_one_copy_per_stream
             for first in await first_events(calls):
                 assert first.task.id == task_id
                 assert len(first.task.artifacts[0].parts[0].text) == 12 << 20
-            for call in calls:
-                call.cancel()
+            await cancel_all(calls)
         with anyio.fail_after(10):
             while grpc_server.in_flight.total:
                 await anyio.sleep(0.02)
@@ -507,8 +516,7 @@ async def test_a_stream_that_waits_too_long_for_its_client_ends_resource_exhaust
             assert "read them" in (second.details() or "")
             again = service.SubscribeToTask(request)
             assert (await first_events([again]))[0].task.id == task_id
-            for call in [*calls, again]:
-                call.cancel()
+            await cancel_all([*calls, again])
         agent.released.set()
 
 
