@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import resource
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -545,26 +548,60 @@ def held_by_server(port: int) -> int:
     return held
 
 
-async def test_connections_past_the_limit_and_silent_ones_are_closed() -> None:
+#: A gRPC server of its own process: max_connections=8, a 0.5 s handshake; prints its address.
+LIMITED_SERVER = """
+import asyncio, sys
+from a2a_core.server import A2AServer
+from a2a_core.types import AgentCard, AgentCapabilities
+from a2a_grpc import GrpcServer
+
+async def main():
+    card = AgentCard(name="Limited", description="d", supported_interfaces=[], version="1",
+                     capabilities=AgentCapabilities(), default_input_modes=["text/plain"],
+                     default_output_modes=["text/plain"], skills=[])
+    server = A2AServer(lambda ctx: "ok", card=card, base_url="http://127.0.0.1")
+    async with GrpcServer(server, max_connections=8, handshake_timeout=0.5) as grpc_server:
+        print(grpc_server.address, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+asyncio.run(main())
+"""
+
+
+def test_connections_past_the_limit_and_silent_ones_are_closed() -> None:
     # One address opening connections it never uses must not take the process's file
     # descriptors (the HTTP side shares them): past max_connections each is closed at once,
     # and those within it once the handshake timeout passes; then calls are served again.
-    server = A2AServer(Agent(), base_url=BASE, card=make_card())
-    grpc_server = GrpcServer(server, max_connections=8, handshake_timeout=0.5)
-    async with server, grpc_server:
-        host, port = grpc_server.address.rsplit(":", 1)
-        silent = [socket.create_connection((host, int(port))) for _ in range(30)]
+    # The server runs in a process of its own, and this test uses no grpc.aio: grpc's
+    # asyncio poller stays with the event loop of the tests around it.
+    with subprocess.Popen(
+        [sys.executable, "-c", LIMITED_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as process:
         try:
-            await anyio.sleep(0.2)
-            assert held_by_server(int(port)) <= 8
-            with anyio.fail_after(10):
-                for sock in silent:
-                    await anyio.to_thread.run_sync(read_until_closed, sock)
+            served_limited(process)
         finally:
-            for sock in silent:
-                sock.close()
-        async with served_client(grpc_server) as client:
-            assert text_of(await client.send("hi")) == "echo hi"
+            process.kill()
+
+
+def served_limited(process: subprocess.Popen[bytes]) -> None:
+    """The body of the test above, against the server ``process``."""
+    assert process.stdout is not None
+    address = process.stdout.readline().decode().strip()
+    host, port = address.rsplit(":", 1)
+    silent = [socket.create_connection((host, int(port))) for _ in range(30)]
+    try:
+        time.sleep(0.2)
+        assert held_by_server(int(port)) <= 8
+        for sock in silent:
+            read_until_closed(sock)
+    finally:
+        for sock in silent:
+            sock.close()
+    with grpc.insecure_channel(address) as channel:
+        service = a2a_pb2_grpc.A2AServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as caught:
+            service.GetTask(a2a_pb2.GetTaskRequest(id="nope"), timeout=10)
+        assert caught.value.code() is grpc.StatusCode.NOT_FOUND  # served again
 
 
 def test_the_default_connection_limit_leaves_half_the_descriptors() -> None:
